@@ -1,0 +1,70 @@
+"""End-to-end acknowledgements: a batch is done when every sink it reached is done.
+
+A source creates one :class:`AckGroup` per chunk it reads (for example one read
+of one file, which ends at a known offset). The group counts the holders that
+still have to finish with the chunk's records: each copy of a batch sent down
+another edge of the graph acquires it once more, every sink releases it after
+delivery, a filter releases it for the records it drops. When the count reaches
+zero the group's callback runs (the file side then advances its checkpoint).
+Acknowledgement is per chunk, not per record, so it costs nothing per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from logagent.event import LogEvent
+
+
+class AckGroup:
+    """A reference count of unfinished holders of one chunk's records."""
+
+    __slots__ = ("pending", "on_done")
+
+    def __init__(self, on_done: Callable[[], None] | None = None) -> None:
+        self.pending = 1
+        self.on_done = on_done
+
+    def acquire(self, n: int = 1) -> None:
+        self.pending += n
+
+    def release(self) -> None:
+        self.pending -= 1
+        if self.pending == 0 and self.on_done is not None:
+            callback, self.on_done = self.on_done, None
+            callback()
+        elif self.pending < 0:
+            raise RuntimeError("AckGroup released more often than acquired")
+
+
+class Batch:
+    """Events of one or more chunks travelling together, with their ack groups.
+
+    ``events`` is never mutated after the batch is sent; transforms build new
+    lists. ``nbytes`` is an estimate of the raw size, used for queue budgets.
+    """
+
+    __slots__ = ("events", "acks", "nbytes")
+
+    def __init__(self, events: list[LogEvent], acks: Sequence[AckGroup], nbytes: int) -> None:
+        self.events = events
+        self.acks = acks
+        self.nbytes = nbytes
+
+    def acquire(self, n: int = 1) -> None:
+        for group in self.acks:
+            group.acquire(n)
+
+    def release(self) -> None:
+        for group in self.acks:
+            group.release()
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+
+def release_all(batches: Iterable[Batch]) -> None:
+    for batch in batches:
+        batch.release()
