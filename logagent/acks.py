@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from logagent.event import LogEvent
+    from logagent.event import FileContext, LogEvent
 
 
 class AckGroup:
@@ -44,14 +44,23 @@ class Batch:
 
     ``events`` is never mutated after the batch is sent; transforms build new
     lists. ``nbytes`` is an estimate of the raw size, used for queue budgets.
+    ``ctx`` is the one FileContext every event shares, when they all share one
+    (a source batch always does), so metadata-only conditions run once a batch.
     """
 
-    __slots__ = ("events", "acks", "nbytes")
+    __slots__ = ("events", "acks", "nbytes", "ctx")
 
-    def __init__(self, events: list[LogEvent], acks: Sequence[AckGroup], nbytes: int) -> None:
+    def __init__(
+        self,
+        events: list[LogEvent],
+        acks: Sequence[AckGroup],
+        nbytes: int,
+        ctx: FileContext | None = None,
+    ) -> None:
         self.events = events
         self.acks = acks
         self.nbytes = nbytes
+        self.ctx = ctx
 
     def acquire(self, n: int = 1) -> None:
         for group in self.acks:
