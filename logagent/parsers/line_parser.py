@@ -1,0 +1,194 @@
+"""``LineParser``: one container log file's lines -> records.
+
+Format detection: the format (``"cri"`` or ``"docker"``) is fixed by the first
+non-empty line that parses as either format; lines before it are malformed.
+After that the format never changes: a line of the other format (or of none)
+is malformed and passed on whole. A runtime writes a whole file in one format,
+so a line that does not fit is corruption, and re-detecting on it would only
+let one bad line change how every later line is read.
+
+The two ``_feed_*`` loops are the agent's hot path. They handle the common
+line (a full line, no merge pending, not cut by the tailer, within the cap)
+inline and hand everything else to the slow path, which is the reference
+behaviour (``parse_cri`` / ``parse_docker`` + ``PartialMerger``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+import msgspec
+
+from logagent.parsers.cri import MAX_TS_LEN, MIN_TS_LEN, parse_cri
+from logagent.parsers.cri import STREAMS as CRI_STREAMS
+from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
+from logagent.parsers.docker import decode_docker, decode_line, parse_docker
+from logagent.parsers.merge import ParsedLine, PartialMerger
+
+CRI = "cri"
+DOCKER = "docker"
+
+_NO_CUT: frozenset[int] = frozenset()
+
+
+class LineParser:
+    """Parses and merges the lines of ONE file; create one per tailed file.
+
+    ``feed`` takes lines without their trailing newline, in file order, and
+    returns the records completed by them. Records are returned in the order
+    they complete, so a merged line comes after lines of the other stream that
+    were written between its fragments.
+
+    Counters: ``malformed`` (lines passed on whole), ``truncated`` (records
+    emitted with truncated=True, whatever the cause), ``merged`` (records
+    assembled from two or more fragments).
+    """
+
+    def __init__(self, *, auto_partial_merge: bool = True, max_merged_line_bytes: int = 32768) -> None:
+        if isinstance(max_merged_line_bytes, bool) or not isinstance(max_merged_line_bytes, int):
+            raise TypeError(f"max_merged_line_bytes must be an int, got {max_merged_line_bytes!r}")
+        if max_merged_line_bytes < 1:
+            raise ValueError(f"max_merged_line_bytes must be at least 1, got {max_merged_line_bytes}")
+        self.format: str | None = None
+        self.malformed = 0
+        self.truncated = 0
+        self._max_bytes = max_merged_line_bytes
+        self._merger = PartialMerger(enabled=auto_partial_merge, max_bytes=max_merged_line_bytes)
+
+    @property
+    def merged(self) -> int:
+        return self._merger.merged
+
+    def pending_bytes(self) -> int:
+        """Message bytes held in unfinished partial merges (at most the cap per stream)."""
+        return self._merger.pending_bytes()
+
+    def flush(self) -> list[ParsedLine]:
+        """Emit unfinished partial lines as records (end of file / file closed)."""
+        records = self._merger.flush()
+        self.truncated += sum(1 for record in records if record[3])
+        return records
+
+    def feed(self, lines: Sequence[bytes], truncated: Container[int] | None = None) -> list[ParsedLine]:
+        """Parse lines (no trailing newline); return the records they complete.
+
+        ``truncated`` holds the indexes (into ``lines``) of lines the tailer cut
+        short; the record each ends up in is flagged truncated.
+        """
+        cut = truncated or _NO_CUT
+        out: list[ParsedLine] = []
+        start = 0
+        if self.format is None:
+            start = self._detect(lines, cut, out)
+            if self.format is None:
+                return out
+        if start or cut or max(map(len, lines), default=0) > self._max_bytes:
+            # Rare batches: all lines through the slow path.
+            slow = self._cri_line if self.format == CRI else self._docker_line
+            for index in range(start, len(lines)):
+                slow(lines[index], index in cut, out)
+        elif self.format == CRI:
+            self._feed_cri(lines, out)
+        else:
+            self._feed_docker(lines, out)
+        return out
+
+    # -- detection -----------------------------------------------------------
+
+    def _detect(self, lines: Sequence[bytes], cut: Container[int], out: list[ParsedLine]) -> int:
+        """Fix the format from the first parsable line; return its index.
+
+        Lines before it are emitted as malformed. Returns len(lines) if none parses.
+        """
+        for index, line in enumerate(lines):
+            if line:
+                if parse_cri(line) is not None:
+                    self.format = CRI
+                    return index
+                if parse_docker(line) is not None:
+                    self.format = DOCKER
+                    return index
+            self._malformed(line, index in cut, out)
+        return len(lines)
+
+    # -- hot path --------------------------------------------------------------
+
+    def _feed_cri(self, lines: Sequence[bytes], out: list[ParsedLine]) -> None:
+        append = out.append
+        streams = CRI_STREAMS
+        pending = self._merger.pending
+        slow = self._cri_line
+        min_ts, max_ts = MIN_TS_LEN, MAX_TS_LEN
+        for line in lines:
+            try:
+                ts, raw_stream, tag, message = line.split(b" ", 3)
+            except ValueError:  # fewer than 4 fields
+                slow(line, False, out)
+                continue
+            stream = streams.get(raw_stream)
+            # Same conditions as parse_cri + timestamp_shape_ok, inlined.
+            if (
+                tag == b"F"
+                and stream is not None
+                and not pending
+                and min_ts <= len(ts) <= max_ts
+                and ts[10] == 84
+                and ts[13] == 58
+                and ts[4] == 45
+                and ts[7] == 45
+                and ts[16] == 58
+                and ts.isascii()
+            ):
+                append((message.decode("utf-8", "replace"), stream, ts.decode("ascii"), False))
+            else:
+                slow(line, False, out)
+
+    def _feed_docker(self, lines: Sequence[bytes], out: list[ParsedLine]) -> None:
+        append = out.append
+        streams = DOCKER_STREAMS
+        pending = self._merger.pending
+        decode = decode_line
+        decode_error = msgspec.DecodeError
+        slow = self._docker_line
+        for line in lines:
+            try:
+                record = decode(line)
+            except decode_error:
+                slow(line, False, out)
+                continue
+            log = record.log
+            stream = streams.get(record.stream)
+            if stream is not None and not pending and log.endswith("\n"):
+                append((log[:-1], stream, record.time, False))
+            else:
+                slow(line, False, out)
+
+    # -- slow path ---------------------------------------------------------------
+
+    def _cri_line(self, line: bytes, cut: bool, out: list[ParsedLine]) -> None:
+        parsed = parse_cri(line)
+        if parsed is None:
+            self._malformed(line, cut, out)
+            return
+        timestamp, stream, partial, message = parsed
+        self._emit(self._merger.add(timestamp, stream, partial, message, cut), out)
+
+    def _docker_line(self, line: bytes, cut: bool, out: list[ParsedLine]) -> None:
+        parsed = parse_docker(line)
+        if parsed is None:
+            self._malformed(line, cut, out)
+            return
+        timestamp, stream, partial, message = parsed
+        self._emit(self._merger.add(timestamp, stream, partial, message.encode("utf-8"), cut), out)
+
+    def _emit(self, record: ParsedLine | None, out: list[ParsedLine]) -> None:
+        if record is not None:
+            if record[3]:
+                self.truncated += 1
+            out.append(record)
+
+    def _malformed(self, line: bytes, cut: bool, out: list[ParsedLine]) -> None:
+        self.malformed += 1
+        if cut:
+            self.truncated += 1
+        out.append((line.decode("utf-8", "replace"), None, None, cut))
