@@ -1,0 +1,35 @@
+"""The metadata hub contract that sources use (live :class:`~logagent.kube.hub.KubeHub`
+or offline :class:`~logagent.kube.snapshot.SnapshotHub`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from logagent.kube.model import NamespaceMeta, NodeMeta, PodMeta
+from logagent.kube.stats import KindStats
+from logagent.kube.store import PodStore, Store
+
+
+class MetadataHub(Protocol):
+    #: pods by uid (or a static pod's mirror hash)
+    pods: PodStore
+    #: None when no source needs namespace fields (then nothing is requested)
+    namespaces: Store[NamespaceMeta] | None
+
+    @property
+    def node(self) -> NodeMeta | None: ...
+
+    @property
+    def synced(self) -> bool: ...
+
+    @property
+    def stats(self) -> dict[str, KindStats]: ...
+
+    def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None: ...
+
+    async def start(self) -> None: ...
+
+    async def wait_synced(self, timeout: float | None = None) -> bool: ...
+
+    async def stop(self) -> None: ...
