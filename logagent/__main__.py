@@ -1,0 +1,3 @@
+from logagent.cli import main
+
+raise SystemExit(main())

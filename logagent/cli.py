@@ -1,0 +1,80 @@
+"""Command line: ``logagent run | validate | --version``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+import structlog
+
+from logagent import __version__
+from logagent.observe.logging import LEVELS, configure_logging
+
+#: exit status for a bad config, as Vector uses (EX_CONFIG)
+EXIT_CONFIG = 78
+EXIT_RUNTIME = 1
+
+log = structlog.get_logger("logagent")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="logagent", description="Kubernetes log agent")
+    parser.add_argument("--version", action="version", version=f"logagent {__version__}")
+    parser.add_argument("--log-format", choices=("json", "console"), default="json", help="format of the agent's own logs (stderr)")
+    parser.add_argument("--log-level", choices=LEVELS, default="info")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the pipeline")
+    run.add_argument("--config", "-c", required=True, help="YAML config file")
+    run.add_argument("--once", action="store_true", help="read every discovered file to its end, deliver, exit")
+    validate = commands.add_parser("validate", help="check the config and the graph, exit 0 if valid, 78 if not")
+    validate.add_argument("--config", "-c", required=True)
+    for sub in (run, validate):
+        sub.add_argument("--log-format", choices=("json", "console"), default=argparse.SUPPRESS)
+        sub.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.log_format, args.log_level)
+    from logagent.config import ConfigError, load_config
+    from logagent.graph import check_graph, check_kubernetes
+
+    try:
+        config = load_config(args.config)
+        warnings = check_graph(config)
+        check_kubernetes(config)
+    except ConfigError as exc:
+        if args.command == "validate":
+            print(f"invalid config {args.config}:\n  {exc}", file=sys.stderr)
+        else:
+            log.error("invalid config", config=args.config, error=str(exc))
+        return EXIT_CONFIG
+    if args.command == "validate":
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        print(f"config {args.config} is valid", file=sys.stderr)
+        return 0
+    for warning in warnings:
+        log.warning("config warning", warning=warning)
+    return asyncio.run(_run(config, once=args.once))
+
+
+async def _run(config: object, *, once: bool) -> int:
+    from logagent.sinks.console import SinkClosed
+    from logagent.topology import Topology
+
+    topology = Topology(config)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, topology.request_stop)
+    try:
+        await topology.run(once=once)
+    except SinkClosed:
+        return EXIT_RUNTIME
+    except Exception:
+        log.exception("agent failed")
+        return EXIT_RUNTIME
+    return 0

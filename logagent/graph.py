@@ -1,0 +1,119 @@
+"""Static checks of the component graph, run by ``validate`` and before ``run``."""
+
+from __future__ import annotations
+
+from logagent.config import Config, ConfigError
+from logagent.transforms.route import UNMATCHED, RouteConfig
+
+
+def output_ports(config: Config) -> dict[str, str]:
+    """Every port an input may name, mapped to the component that owns it."""
+    ports: dict[str, str] = {}
+    for component_id in config.sources:
+        ports[component_id] = component_id
+    for component_id, transform in config.transforms.items():
+        if isinstance(transform, RouteConfig):
+            for name in list(transform.route) + [UNMATCHED]:
+                ports[f"{component_id}.{name}"] = component_id
+        else:
+            ports[component_id] = component_id
+    return ports
+
+
+def check_graph(config: Config) -> list[str]:
+    """Raise ConfigError for a broken graph; return warnings for a wasteful one."""
+    seen: dict[str, str] = {}
+    for section in ("sources", "transforms", "sinks"):
+        for component_id in getattr(config, section):
+            if component_id in seen:
+                raise ConfigError(f"duplicate component id, already used in {seen[component_id]}", f"{section}.{component_id}")
+            if not component_id or "." in component_id:
+                raise ConfigError("component ids may not be empty or contain '.'", f"{section}.{component_id}")
+            seen[component_id] = section
+    if not config.sources:
+        raise ConfigError("expected at least one source", "sources")
+    if not config.sinks:
+        raise ConfigError("expected at least one sink", "sinks")
+
+    ports = output_ports(config)
+    consumers: dict[str, list[str]] = {}
+    for section in ("transforms", "sinks"):
+        for component_id, component in getattr(config, section).items():
+            path = f"{section}.{component_id}.inputs"
+            if not component.inputs:
+                raise ConfigError("expected at least one input", path)
+            for index, name in enumerate(component.inputs):
+                if name in ports:
+                    consumers.setdefault(ports[name], []).append(component_id)
+                    continue
+                head, _, tail = name.partition(".")
+                if head in config.transforms and tail:
+                    outputs = [p.partition(".")[2] for p, owner in ports.items() if owner == head and "." in p]
+                    if outputs:
+                        raise ConfigError(
+                            f'"{name}": {head} has no output "{tail}"; expected one of {", ".join(outputs)}',
+                            f"{path}[{index}]",
+                        )
+                if name in config.transforms and isinstance(config.transforms[name], RouteConfig):
+                    raise ConfigError(
+                        f'"{name}" is a route; name one of its outputs, e.g. "{name}.{next(iter(config.transforms[name].route))}"',
+                        f"{path}[{index}]",
+                    )
+                if name in config.sinks:
+                    raise ConfigError(f'"{name}" is a sink; sinks have no output', f"{path}[{index}]")
+                if name == component_id:
+                    raise ConfigError(f'"{name}" names this component itself', f"{path}[{index}]")
+                raise ConfigError(f'"{name}" names no source or transform', f"{path}[{index}]")
+
+    _check_cycles(config, ports)
+
+    warnings = []
+    reaches_sink = set(config.sinks)
+    changed = True
+    while changed:
+        changed = False
+        for component_id, downstream in consumers.items():
+            if component_id not in reaches_sink and any(d in reaches_sink for d in downstream):
+                reaches_sink.add(component_id)
+                changed = True
+    for section in ("sources", "transforms"):
+        for component_id in getattr(config, section):
+            if component_id not in reaches_sink:
+                warnings.append(f"{section}.{component_id}: its output reaches no sink; its records are discarded")
+    return warnings
+
+
+def _check_cycles(config: Config, ports: dict[str, str]) -> None:
+    edges: dict[str, list[str]] = {t: [] for t in config.transforms}
+    for component_id, transform in config.transforms.items():
+        for name in transform.inputs:
+            upstream = ports.get(name)
+            if upstream in config.transforms:
+                edges[upstream].append(component_id)
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in edges[node]:
+            if state.get(nxt) == 1:
+                cycle = trail[trail.index(nxt):] + [nxt] if nxt in trail else [node, nxt]
+                raise ConfigError(f"cycle: {' -> '.join(cycle)}", f"transforms.{nxt}.inputs")
+            if nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in edges:
+        if node not in state:
+            visit(node, [node])
+
+
+def check_kubernetes(config: Config) -> None:
+    if not config.sources:
+        return
+    kube = config.kubernetes
+    if kube.snapshot is None and not kube.node_name:
+        raise ConfigError(
+            "required when metadata comes from the Kubernetes API: set it from the downward API "
+            "(${NODE_NAME}), or set kubernetes.snapshot to run offline",
+            "kubernetes.node_name",
+        )

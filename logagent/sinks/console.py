@@ -1,0 +1,86 @@
+"""The console sink: one record per line on stdout or stderr.
+
+Writes happen on a dedicated thread so a slow reader of the pipe slows the
+agent's reading (backpressure) without blocking its event loop. A batch is
+acknowledged after its bytes were written and flushed. A closed pipe ends the
+sink with :class:`SinkClosed`; the topology then shuts the agent down in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import msgspec
+import structlog
+
+from logagent.encoding import encode_json, encode_text
+from logagent.queue import BatchQueue
+from logagent.sinks.base import Sink
+
+log = structlog.get_logger(__name__)
+
+#: write at most this much in one system call batch
+_WRITE_BYTES = 1 << 20
+
+
+class ConsoleSinkConfig(msgspec.Struct, tag="console", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    inputs: list[str]
+    encoding: Literal["json", "text"] = "json"
+    target: Literal["stdout", "stderr"] = "stdout"
+
+
+class SinkClosed(Exception):
+    """The sink's destination went away (for example a closed pipe)."""
+
+
+class ConsoleSink(Sink):
+    kind = "console"
+
+    def __init__(self, component_id: str, config: ConsoleSinkConfig, fd: int | None = None) -> None:
+        super().__init__(component_id)
+        self.config = config
+        self.fd = fd if fd is not None else (1 if config.target == "stdout" else 2)
+        self._encode = encode_json if config.encoding == "json" else encode_text
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
+        self.events_sent = 0
+        self.bytes_sent = 0
+
+    async def run(self, inbox: BatchQueue) -> None:
+        loop = asyncio.get_running_loop()
+        encode = self._encode
+        while True:
+            batch = await inbox.get()
+            if batch is None:
+                return
+            batches = [batch]
+            size = batch.nbytes
+            while size < _WRITE_BYTES and (more := inbox.get_nowait()) is not None:
+                batches.append(more)
+                size += more.nbytes
+            lines = [encode(event) for b in batches for event in b.events]
+            lines.append(b"")
+            data = b"\n".join(lines)
+            try:
+                await loop.run_in_executor(self._executor, _write_all, self.fd, data)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                log.error("console sink output closed; shutting down", component_id=self.component_id, error=str(exc))
+                raise SinkClosed(str(exc)) from None
+            self.events_sent += len(lines) - 1
+            self.bytes_sent += len(data)
+            for b in batches:
+                b.release()
+
+    async def stop(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+

@@ -1,0 +1,86 @@
+"""Transforms run inline: a synchronous function from one batch to output batches.
+
+Ownership: ``process`` receives one reference on the batch's ack groups and
+must hand each reference on (in an output batch) or release it. Output batches
+that share the input's groups acquire them first.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from logagent.acks import Batch
+from logagent.conditions import Condition
+from logagent.event import PER_LINE_KEYS, LogEvent
+
+DEFAULT_OUTPUT = ""
+
+
+class Transform(abc.ABC):
+    kind: str = "transform"
+
+    def __init__(self, component_id: str) -> None:
+        self.component_id = component_id
+        self.events_in = 0
+        self.events_out = 0
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Names of this transform's outputs; the default output is ``""``."""
+        return (DEFAULT_OUTPUT,)
+
+    @abc.abstractmethod
+    def process(self, batch: Batch) -> list[tuple[str, Batch]]: ...
+
+
+class BatchCondition:
+    """A condition applied to batches, once per file context when it can be.
+
+    A condition that reads no per-line field (only ``.kubernetes.*``, ``.file``
+    ...) has the same answer for every line of a file under one metadata
+    version, so its result is cached in the context's memo.
+    """
+
+    __slots__ = ("condition", "metadata_only")
+
+    def __init__(self, condition: Condition) -> None:
+        self.condition = condition
+        self.metadata_only = condition.reads_only_outside(PER_LINE_KEYS)
+
+    def split(self, batch: Batch) -> tuple[list[LogEvent], list[LogEvent]]:
+        """(matching, not matching) events, in order."""
+        events = batch.events
+        condition = self.condition
+        if self.metadata_only:
+            if batch.ctx is not None:
+                return (events, []) if self._memo(batch.ctx) else ([], events)
+            matched: list[LogEvent] = []
+            unmatched: list[LogEvent] = []
+            last_ctx = None
+            verdict = False
+            for event in events:
+                if event.ctx is not last_ctx:
+                    last_ctx = event.ctx
+                    verdict = self._memo(last_ctx)
+                (matched if verdict else unmatched).append(event)
+            return matched, unmatched
+        matched = []
+        unmatched = []
+        for event in events:
+            if condition(event):
+                matched.append(event)
+            else:
+                unmatched.append(event)
+        return matched, unmatched
+
+    def _memo(self, ctx) -> bool:  # type: ignore[no-untyped-def]
+        memo = ctx.memo
+        verdict = memo.get(self.condition)
+        if verdict is None:
+            verdict = memo[self.condition] = self.condition(ctx)
+        return verdict
+
+
+def estimate_bytes(batch: Batch, kept: int) -> int:
+    total = len(batch.events)
+    return batch.nbytes if kept == total or not total else batch.nbytes * kept // total

@@ -1,0 +1,77 @@
+"""The route transform: one output per named condition, plus ``_unmatched``.
+
+A record goes to every route whose condition it matches, and to
+``<id>._unmatched`` when it matches none (as Vector's route does).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from logagent.acks import Batch
+from logagent.conditions import ConditionSyntaxError, compile_condition
+from logagent.event import LogEvent
+from logagent.transforms.base import BatchCondition, Transform, estimate_bytes
+
+UNMATCHED = "_unmatched"
+
+
+class RouteConfig(msgspec.Struct, tag="route", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    inputs: list[str]
+    route: dict[str, str]
+
+    def validate(self) -> None:
+        if not self.route:
+            raise ValueError("route: expected at least one named condition")
+        for name, text in self.route.items():
+            if name == UNMATCHED or not name or "." in name:
+                raise ValueError(f"route.{name}: this name is reserved or invalid; use letters, digits, _ and -")
+            try:
+                compile_condition(text)
+            except ConditionSyntaxError as exc:
+                raise ValueError(f"route.{name}: {exc}") from None
+
+
+class RouteTransform(Transform):
+    kind = "route"
+
+    def __init__(self, component_id: str, config: RouteConfig) -> None:
+        super().__init__(component_id)
+        self.routes = [(name, BatchCondition(compile_condition(text))) for name, text in config.route.items()]
+        self.conditions = [cond.condition for _, cond in self.routes]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.routes) + (UNMATCHED,)
+
+    def process(self, batch: Batch) -> list[tuple[str, Batch]]:
+        self.events_in += len(batch.events)
+        produced: list[tuple[str, list[LogEvent]]] = []
+        if len(self.routes) == 1:
+            name, cond = self.routes[0]
+            matched, unmatched = cond.split(batch)
+            if matched:
+                produced.append((name, matched))
+            if unmatched:
+                produced.append((UNMATCHED, unmatched))
+        else:
+            matched_any: set[int] = set()
+            for name, cond in self.routes:
+                matched, _ = cond.split(batch)
+                if matched:
+                    produced.append((name, matched))
+                    matched_any.update(map(id, matched))
+            rest = [ev for ev in batch.events if id(ev) not in matched_any]
+            if rest:
+                produced.append((UNMATCHED, rest))
+        if not produced:
+            batch.release()
+            return []
+        if len(produced) > 1:
+            batch.acquire(len(produced) - 1)
+        out = []
+        for name, events in produced:
+            self.events_out += len(events)
+            same = len(events) == len(batch.events)
+            out.append((name, batch if same and len(produced) == 1 else Batch(events, batch.acks, estimate_bytes(batch, len(events)), batch.ctx)))
+        return out
