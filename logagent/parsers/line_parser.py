@@ -82,15 +82,18 @@ class LineParser:
             start = self._detect(lines, cut, out)
             if self.format is None:
                 return out
-        if start or cut or max(map(len, lines), default=0) > self._max_bytes:
-            # Rare batches: all lines through the slow path.
+        if cut or max(map(len, lines), default=0) > self._max_bytes:
+            # Rare batches (lines cut by the tailer, or over the cap): all
+            # through the slow path, which handles those cases.
             slow = self._cri_line if self.format == CRI else self._docker_line
             for index in range(start, len(lines)):
                 slow(lines[index], index in cut, out)
-        elif self.format == CRI:
-            self._feed_cri(lines, out)
+            return out
+        rest = lines[start:] if start else lines
+        if self.format == CRI:
+            self._feed_cri(rest, out)
         else:
-            self._feed_docker(lines, out)
+            self._feed_docker(rest, out)
         return out
 
     # -- detection -----------------------------------------------------------
