@@ -185,3 +185,58 @@ def test_tailer_cut_index_is_relative_to_each_call() -> None:
         ("two", "stdout", TS_, True),
         ("three", "stdout", TS_, False),
     ]
+
+
+def _capped(whole: bytes, stream: str, timestamp: str, cap: int) -> tuple[str, str, str, bool]:
+    kept = whole[:cap]
+    while kept and len(kept) < len(whole) and whole[len(kept)] & 0xC0 == 0x80:
+        kept = kept[:-1]  # do not end inside a character
+    return kept.decode("utf-8", "replace"), stream, timestamp, len(whole) > cap
+
+
+def _reference(fragments: list[tuple[str, str, bool, bytes]], cap: int) -> list[tuple[str, str, str, bool]]:
+    """The obvious model: join each stream's fragments, emit at the final one
+    (or at the end, in the order the lines began), cap the joined message."""
+    open_lines: dict[str, tuple[str, list[bytes]]] = {}
+    records = []
+    for stream, timestamp, partial, message in fragments:
+        first_ts, parts = open_lines.setdefault(stream, (timestamp, []))
+        parts.append(message)
+        if not partial:
+            del open_lines[stream]
+            records.append(_capped(b"".join(parts), stream, first_ts, cap))
+    for stream, (first_ts, parts) in open_lines.items():
+        records.append(_capped(b"".join(parts), stream, first_ts, cap))
+    return records
+
+
+def test_random_fragments_match_reference_model() -> None:
+    import random
+
+    rng = random.Random(20260101)
+    alphabet = "ab \u00e9\u20ac\U0001f600"
+    for case in range(300):
+        cap = rng.choice([5, 16, 64, 32768])
+        use_docker = case % 2 == 1
+        fragments = []
+        for n in range(rng.randint(1, 40)):
+            stream = rng.choice(["stdout", "stderr"])
+            data = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))).encode()
+            if not use_docker and rng.random() < 0.3:
+                data = data[: rng.randint(0, len(data))]  # a runtime splits at any byte
+            fragments.append((stream, ts(n), rng.random() < 0.4, data))
+        if use_docker:
+            lines = [docker(m.decode() + ("" if p else "\n"), s, t) for s, t, p, m in fragments]
+        else:
+            lines = [cri(m, s, "P" if p else "F", t) for s, t, p, m in fragments]
+        parser = LineParser(max_merged_line_bytes=cap)
+        got = []
+        position = 0
+        while position < len(lines):
+            step = rng.randint(1, 8)
+            got += parser.feed(lines[position : position + step])
+            position += step
+            assert parser.pending_bytes() <= 2 * cap  # one open line per stream
+        got += parser.flush()
+        assert got == _reference(fragments, cap), f"case {case}"
+        assert parser.malformed == 0

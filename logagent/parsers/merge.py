@@ -18,19 +18,26 @@ def cut_utf8(data: bytes, limit: int) -> bytes:
     """At most ``limit`` bytes of ``data``, never ending inside a UTF-8 character."""
     if len(data) <= limit:
         return data
-    return drop_incomplete_tail(data[:limit])
+    kept = data[:limit]
+    return drop_incomplete_tail(kept) if is_continuation(data[limit]) else kept
+
+
+def is_continuation(byte: int) -> bool:
+    """Whether a byte continues a multi-byte UTF-8 character (10xxxxxx)."""
+    return byte & 0xC0 == 0x80
 
 
 def drop_incomplete_tail(data: bytes) -> bytes:
     """``data`` without a trailing UTF-8 sequence that was cut short.
 
-    Invalid bytes further back are left alone (decoding replaces them).
+    Only called when the byte after ``data`` was a continuation byte, i.e. the
+    cut split a character. Invalid bytes are left alone (decoding replaces them).
     """
     end = len(data)
     # Find the lead byte of the last character among the last 4 bytes.
     for start in range(end - 1, max(end - 4, 0) - 1, -1):
         byte = data[start]
-        if byte & 0xC0 != 0x80:  # not a continuation byte
+        if not is_continuation(byte):
             if byte >= 0xF0:
                 needed = 4
             elif byte >= 0xE0:
@@ -46,7 +53,7 @@ def drop_incomplete_tail(data: bytes) -> bytes:
 class _Pending:
     """An unfinished logical line of one stream."""
 
-    __slots__ = ("timestamp", "parts", "size", "fragments", "over_cap", "cut")
+    __slots__ = ("timestamp", "parts", "size", "fragments", "over_cap", "split_char", "cut")
 
     def __init__(self, timestamp: str) -> None:
         self.timestamp = timestamp
@@ -55,6 +62,8 @@ class _Pending:
         self.fragments = 0
         #: the cap was reached: later fragments are consumed but discarded
         self.over_cap = False
+        #: the cap fell inside a character, whose start must be dropped too
+        self.split_char = False
         #: some fragment was already cut by the tailer
         self.cut = False
 
@@ -68,6 +77,7 @@ class _Pending:
                 self.parts.append(message[:room])
                 self.size = cap
             self.over_cap = True
+            self.split_char = is_continuation(message[room])
         else:
             self.parts.append(message)
             self.size += len(message)
@@ -126,7 +136,7 @@ class PartialMerger:
         if pending.fragments > 1:
             self.merged += 1
         data = b"".join(pending.parts)
-        if pending.over_cap:
+        if pending.split_char:
             data = drop_incomplete_tail(data)
         return (
             data.decode("utf-8", "replace"),
