@@ -1,0 +1,1 @@
+from tests.apiserver.fixtures import apiserver, apiserver_tls  # noqa: F401
