@@ -140,9 +140,11 @@ class LineParser:
                 and ts[4] == 45
                 and ts[7] == 45
                 and ts[16] == 58
-                and ts.isascii()
             ):
-                append((message.decode("utf-8", "replace"), stream, ts.decode("ascii"), False))
+                try:  # parse_cri's ts.isascii() check, at no cost when it holds
+                    append((message.decode("utf-8", "replace"), stream, ts.decode("ascii"), False))
+                except UnicodeDecodeError:
+                    slow(line, False, out)
             else:
                 slow(line, False, out)
 
