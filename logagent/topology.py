@@ -126,7 +126,6 @@ class Topology:
             asyncio.create_task(self._run_sink(cid, sink), name=f"sink:{cid}") for cid, sink in self.sinks.items()
         }
         self.sinks_started = True
-        await self.checkpoints.start()
         if self.hub is not None:
             await self.hub.start()
         source_tasks: set[asyncio.Task[None]] = set()
@@ -219,7 +218,10 @@ class Topology:
         for sink in self.sinks.values():
             with contextlib.suppress(Exception):
                 await sink.stop()
-        await self.checkpoints.stop()
+        try:
+            self.checkpoints.close()
+        except OSError as exc:
+            log.error("cannot write the final checkpoint", path=str(self.checkpoints.path), error=str(exc))
         if self.hub is not None:
             with contextlib.suppress(Exception):
                 await self.hub.stop()
