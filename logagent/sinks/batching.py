@@ -1,0 +1,148 @@
+"""Turning input batches into ordered HTTP request batches.
+
+Ordering: every request belongs to one *lane*; a lane sends its requests
+strictly one after another (the next only after the previous got its final
+answer, retries included). All events of one ordering key (one log file) go to
+the same lane for as long as any of them is unfinished, so records of a file
+can never overtake each other. A key with nothing outstanding may move to the
+least loaded lane, which balances files across lanes better than a fixed hash.
+
+Acknowledgement: an input batch may be spread over several requests (lanes,
+or a request boundary in the middle). A :class:`BatchTracker` counts its parts
+and releases the batch when the last part is finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Literal
+
+from logagent.acks import Batch
+from logagent.encoding import encode_json
+from logagent.event import LogEvent
+
+Encoding = Literal["ndjson", "json"]
+
+
+class BatchTracker:
+    """Releases an input batch when all requests holding its events are done."""
+
+    __slots__ = ("batch", "parts")
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        #: one part is held by the dispatcher until every event is placed
+        self.parts = 1
+
+    def add_part(self) -> None:
+        self.parts += 1
+
+    def part_done(self) -> None:
+        self.parts -= 1
+        if self.parts == 0:
+            self.batch.release()
+
+
+class RequestBatch:
+    """The encoded events of one HTTP request and what finishing it releases."""
+
+    __slots__ = ("lane", "records", "nbytes", "trackers", "keys", "attempts")
+
+    def __init__(self, lane: int) -> None:
+        self.lane = lane
+        self.records: list[bytes] = []
+        #: body size before compression, separators included
+        self.nbytes = 2
+        self.trackers: list[BatchTracker] = []
+        self.keys: dict[Hashable, int] = {}
+        self.attempts = 0
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def body(self, encoding: Encoding) -> bytes:
+        if encoding == "ndjson":
+            return b"\n".join(self.records) + b"\n"
+        return b"[" + b",".join(self.records) + b"]"
+
+    def finish(self) -> None:
+        """Release this request's share of every input batch it holds."""
+        for tracker in self.trackers:
+            tracker.part_done()
+
+
+class KeyRouter:
+    """Assigns ordering keys to lanes; a key stays on its lane while it has pending events."""
+
+    def __init__(self, lanes: int) -> None:
+        self.loads = [0] * lanes
+        self._assigned: dict[Hashable, list[int]] = {}
+
+    def assign(self, key: Hashable, events: int) -> int:
+        entry = self._assigned.get(key)
+        if entry is None:
+            loads = self.loads
+            lane = loads.index(min(loads))
+            entry = self._assigned[key] = [lane, 0]
+        entry[1] += events
+        self.loads[entry[0]] += events
+        return entry[0]
+
+    def finished(self, key: Hashable, events: int) -> None:
+        entry = self._assigned[key]
+        entry[1] -= events
+        self.loads[entry[0]] -= events
+        if entry[1] == 0:
+            del self._assigned[key]
+
+    def pending_keys(self) -> int:
+        return len(self._assigned)
+
+
+class LaneBatcher:
+    """Builds the requests of one lane by ``max_events`` and ``max_bytes``."""
+
+    def __init__(self, lane: int, max_events: int, max_bytes: int) -> None:
+        self.lane = lane
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.current: RequestBatch | None = None
+        #: loop time at which the current request must be sent at the latest
+        self.deadline: float | None = None
+
+    def add(
+        self,
+        events: list[LogEvent],
+        tracker: BatchTracker,
+        key: Hashable,
+        ready: list[RequestBatch],
+        deadline: Callable[[], float],
+    ) -> None:
+        """Append events of one key; completed requests are appended to ``ready``."""
+        request = self.current
+        for event in events:
+            record = encode_json(event)
+            size = len(record) + 1
+            if request is not None and request.records and request.nbytes + size > self.max_bytes:
+                ready.append(request)
+                request = None
+            if request is None:
+                request = RequestBatch(self.lane)
+                self.deadline = deadline()
+            if not request.trackers or request.trackers[-1] is not tracker:
+                request.trackers.append(tracker)
+                tracker.add_part()
+            request.records.append(record)
+            request.nbytes += size
+            request.keys[key] = request.keys.get(key, 0) + 1
+            if len(request.records) >= self.max_events:
+                ready.append(request)
+                request = None
+        self.current = request
+        if request is None:
+            self.deadline = None
+
+    def take(self) -> RequestBatch | None:
+        """The partial request, to send it now (timeout or shutdown)."""
+        request, self.current, self.deadline = self.current, None, None
+        return request

@@ -1,0 +1,197 @@
+"""Configuration of the ``http`` sink: typed option groups with defaults.
+
+Each option group is its own Struct so that an unknown key is reported where it
+is. ``HttpSinkConfig.validate()`` checks what types cannot express and raises
+``ValueError("<key.path>: <reason>")`` with the path relative to the sink (the
+config layer prefixes ``sinks.<id>.``). Secrets (tokens, passwords, header
+values, credentials in the URI) are masked in every ``repr``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
+
+MASK = "***"
+
+#: Headers the sink sets itself; a user value would corrupt the request.
+_RESERVED_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "host"})
+
+
+class BatchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    max_events: int = 1000
+    max_bytes: int = 1_048_576
+    timeout_secs: float = 1.0
+
+
+class RequestConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    timeout_secs: float = 30.0
+    concurrency: int = 4
+    headers: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        masked = {name: MASK for name in self.headers}
+        return (
+            f"RequestConfig(timeout_secs={self.timeout_secs!r}, "
+            f"concurrency={self.concurrency!r}, headers={masked!r})"
+        )
+
+
+class RetryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    initial_backoff_secs: float = 0.5
+    max_backoff_secs: float = 30.0
+    #: None retries without limit: the files on disk are the buffer.
+    max_attempts: int | None = None
+
+
+class AuthConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    strategy: Literal["bearer", "basic"]
+    token: str | None = None
+    token_file: str | None = None
+    user: str | None = None
+    password: str | None = None
+
+    def __repr__(self) -> str:
+        def mask(value: str | None) -> str:
+            return "None" if value is None else repr(MASK)
+
+        return (
+            f"AuthConfig(strategy={self.strategy!r}, token={mask(self.token)}, "
+            f"token_file={self.token_file!r}, user={self.user!r}, password={mask(self.password)})"
+        )
+
+
+class TlsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    ca_file: str | None = None
+    crt_file: str | None = None
+    key_file: str | None = None
+    verify: bool = True
+
+
+class HttpSinkConfig(msgspec.Struct, tag="http", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    inputs: list[str]
+    uri: str
+    method: Literal["post", "put"] = "post"
+    encoding: Literal["ndjson", "json"] = "ndjson"
+    compression: Literal["gzip", "none"] = "none"
+    batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
+    request: RequestConfig = msgspec.field(default_factory=RequestConfig)
+    retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
+    auth: AuthConfig | None = None
+    tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
+
+    def __repr__(self) -> str:
+        return (
+            f"HttpSinkConfig(inputs={self.inputs!r}, uri={redact_uri(self.uri)!r}, "
+            f"method={self.method!r}, encoding={self.encoding!r}, compression={self.compression!r}, "
+            f"batch={self.batch!r}, request={self.request!r}, retry={self.retry!r}, "
+            f"auth={self.auth!r}, tls={self.tls!r})"
+        )
+
+    def validate(self) -> None:
+        """Raise ``ValueError("<key>: <reason>")`` on the first inconsistent option."""
+        _validate_uri(self.uri)
+        _validate_batch(self.batch)
+        _validate_request(self.request, has_auth=self.auth is not None)
+        _validate_retry(self.retry)
+        if self.auth is not None:
+            _validate_auth(self.auth)
+            if _uri_has_credentials(self.uri):
+                raise ValueError("uri: credentials in the URI conflict with auth; use one of them")
+        _validate_tls(self.tls)
+
+
+def redact_uri(uri: str) -> str:
+    """The URI with any user:password part masked, safe for logs."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return MASK
+    if parts.username is None and parts.password is None:
+        return uri
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, f"{MASK}@{host}", parts.path, parts.query, parts.fragment))
+
+
+def _uri_has_credentials(uri: str) -> bool:
+    parts = urlsplit(uri)
+    return parts.username is not None or parts.password is not None
+
+
+def _validate_uri(uri: str) -> None:
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise ValueError(f"uri: not a valid URI ({exc})") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"uri: scheme must be http or https, got {parts.scheme or 'none'!r}")
+    if not parts.hostname:
+        raise ValueError("uri: has no host")
+
+
+def _validate_batch(batch: BatchConfig) -> None:
+    if batch.max_events < 1:
+        raise ValueError("batch.max_events: must be at least 1")
+    if batch.max_bytes < 1:
+        raise ValueError("batch.max_bytes: must be at least 1")
+    if not batch.timeout_secs > 0:
+        raise ValueError("batch.timeout_secs: must be greater than 0")
+
+
+def _validate_request(request: RequestConfig, has_auth: bool) -> None:
+    if not request.timeout_secs > 0:
+        raise ValueError("request.timeout_secs: must be greater than 0")
+    if request.concurrency < 1:
+        raise ValueError("request.concurrency: must be at least 1")
+    for name in request.headers:
+        lowered = name.lower()
+        if lowered in _RESERVED_HEADERS:
+            raise ValueError(f"request.headers.{name}: is set by the sink and cannot be configured")
+        if lowered == "authorization" and has_auth:
+            raise ValueError(f"request.headers.{name}: conflicts with auth; use one of them")
+        if not name or any(c in name for c in " \t\r\n:"):
+            raise ValueError(f"request.headers.{name}: not a valid header name")
+
+
+def _validate_retry(retry: RetryConfig) -> None:
+    if not retry.initial_backoff_secs > 0:
+        raise ValueError("retry.initial_backoff_secs: must be greater than 0")
+    if retry.max_backoff_secs < retry.initial_backoff_secs:
+        raise ValueError("retry.max_backoff_secs: must be at least retry.initial_backoff_secs")
+    if retry.max_attempts is not None and retry.max_attempts < 1:
+        raise ValueError("retry.max_attempts: must be at least 1, or null for no limit")
+
+
+def _validate_auth(auth: AuthConfig) -> None:
+    if auth.strategy == "bearer":
+        if auth.user is not None:
+            raise ValueError("auth.user: only valid with strategy basic")
+        if auth.password is not None:
+            raise ValueError("auth.password: only valid with strategy basic")
+        if auth.token is None and auth.token_file is None:
+            raise ValueError("auth.token: strategy bearer needs token or token_file")
+        if auth.token is not None and auth.token_file is not None:
+            raise ValueError("auth.token_file: set either token or token_file, not both")
+        if auth.token is not None and not auth.token.strip():
+            raise ValueError("auth.token: is empty")
+        if auth.token_file is not None and not auth.token_file:
+            raise ValueError("auth.token_file: is empty")
+    else:
+        if auth.token is not None:
+            raise ValueError("auth.token: only valid with strategy bearer")
+        if auth.token_file is not None:
+            raise ValueError("auth.token_file: only valid with strategy bearer")
+        if not auth.user:
+            raise ValueError("auth.user: strategy basic needs a user")
+        if ":" in auth.user:
+            raise ValueError("auth.user: must not contain ':'")
+
+
+def _validate_tls(tls: TlsConfig) -> None:
+    if tls.key_file is not None and tls.crt_file is None:
+        raise ValueError("tls.key_file: needs tls.crt_file")

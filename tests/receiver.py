@@ -1,0 +1,240 @@
+"""A real HTTP log receiver for tests and benchmarks.
+
+An aiohttp app on 127.0.0.1 that records every request (method, path,
+headers, decompressed body) and answers according to a programmable plan:
+a sequence of actions consumed one per request, or seeded random failures.
+
+Actions: ``"ok"``, an int status (``500``, ``503``, ``400``...), ``("retry_after",
+status, value)`` for 429/503 with a ``Retry-After`` header, ``"timeout"`` (the
+body is recorded as accepted, then the answer is delayed past the client's
+timeout, like a server that processed a request whose answer was lost),
+``"reset"`` (the connection is aborted without an answer), ``("echo", status)``
+(an error answer that repeats the request's headers, as careless servers do).
+
+Run standalone for benchmarks: ``python -m tests.receiver --port 8080``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import random
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+Action = Any  # "ok" | int | tuple
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    raw_size: int
+    status: int | None = None  # None: no answer (reset, or answer sent after a timeout)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The body decoded as ndjson or as a JSON array, by Content-Type."""
+        if self.headers.get("Content-Type", "").startswith("application/json"):
+            return json.loads(self.body)
+        return [json.loads(line) for line in self.body.split(b"\n") if line]
+
+
+@dataclass
+class Receiver:
+    host: str = "127.0.0.1"
+    #: how long a "timeout" action sleeps before answering
+    timeout_sleep: float = 5.0
+    keep_bodies: bool = True
+    received: list[Received] = field(default_factory=list)
+    accepted: list[Received] = field(default_factory=list)
+    plan: deque[Action] = field(default_factory=deque)
+    port: int = 0
+    in_handler: int = 0
+    max_in_handler: int = 0
+    accepted_records: int = 0
+    accepted_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        self._random: tuple[random.Random, float, list[Action]] | None = None
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._gate: asyncio.Event | None = None
+        self._barrier: tuple[int, asyncio.Event] | None = None
+        self._delay: tuple[random.Random, float] | None = None
+        self.changed = asyncio.Condition()
+
+    # -- programming ---------------------------------------------------------
+
+    def fail_next(self, *actions: Action) -> None:
+        self.plan.extend(actions)
+
+    def fail_randomly(self, seed: int, rate: float, actions: list[Action]) -> None:
+        """After the plan is used up, fail each request with probability ``rate``."""
+        self._random = (random.Random(seed), rate, actions)
+
+    def delay_randomly(self, seed: int, max_secs: float) -> None:
+        """Delay each answer by a seeded random time, so concurrent answers cross."""
+        self._delay = (random.Random(seed), max_secs)
+
+    def stop_failing(self) -> None:
+        self._random = None
+        self.plan.clear()
+
+    def hold(self) -> None:
+        """Hold every answer until ``release()`` (the body is already recorded)."""
+        self._gate = asyncio.Event()
+
+    def release(self) -> None:
+        if self._gate is not None:
+            self._gate.set()
+            self._gate = None
+
+    def require_concurrency(self, n: int) -> None:
+        """Each request waits until ``n`` requests are in the handler at once."""
+        self._barrier = (n, asyncio.Event())
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/ingest"
+
+    async def start(self) -> int:
+        app = web.Application(client_max_size=256 << 20)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, handler_cancellation=True, auto_decompress=False
+        )
+        await self._runner.setup()
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await self._site.start()
+        self.port = self._runner.addresses[0][1]
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            if self._gate is not None:
+                self._gate.set()
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def wait_for(self, predicate, timeout: float = 20.0) -> None:
+        """Wait until ``predicate(self)`` holds, re-checked after every request."""
+        async with asyncio.timeout(timeout):
+            async with self.changed:
+                await self.changed.wait_for(lambda: predicate(self))
+
+    # -- handler -------------------------------------------------------------
+
+    def _next_action(self) -> Action:
+        if self.plan:
+            return self.plan.popleft()
+        if self._random is not None:
+            rng, rate, actions = self._random
+            if rng.random() < rate:
+                return rng.choice(actions)
+        return "ok"
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        body = gzip.decompress(raw) if request.headers.get("Content-Encoding") == "gzip" else raw
+        entry = Received(
+            request.method, request.path, dict(request.headers), body if self.keep_bodies else b"", len(raw)
+        )
+        self.received.append(entry)
+        self.in_handler += 1
+        self.max_in_handler = max(self.max_in_handler, self.in_handler)
+        await self._notify()
+        try:
+            return await self._answer(request, entry, body)
+        finally:
+            self.in_handler -= 1
+            await self._notify()
+
+    async def _answer(self, request: web.Request, entry: Received, body: bytes) -> web.StreamResponse:
+        if self._barrier is not None:
+            n, event = self._barrier
+            if self.in_handler >= n:
+                event.set()
+            await asyncio.wait_for(event.wait(), timeout=10)
+        if self._delay is not None:
+            rng, max_secs = self._delay
+            await asyncio.sleep(rng.uniform(0, max_secs))
+        action = self._next_action()
+        if action == "reset":
+            request.transport.abort()
+            return web.Response(status=500)
+        if action == "timeout":
+            self._accept(entry, body)
+            await asyncio.sleep(self.timeout_sleep)
+            return web.Response(status=200)
+        if isinstance(action, tuple) and action[0] == "retry_after":
+            _, status, value = action
+            entry.status = status
+            return web.Response(status=status, headers={"Retry-After": str(value)}, text="slow down")
+        if isinstance(action, tuple) and action[0] == "echo":
+            entry.status = action[1]
+            return web.Response(status=action[1], text=f"bad request, headers were {dict(request.headers)}")
+        if isinstance(action, int):
+            entry.status = action
+            return web.Response(status=action, text=f"error {action} " + "x" * 500)
+        if self._gate is not None:
+            await self._gate.wait()
+        entry.status = 200
+        self._accept(entry, body)
+        return web.Response(status=200, text="ok")
+
+    def _accept(self, entry: Received, body: bytes) -> None:
+        self.accepted.append(entry)
+        self.accepted_bytes += entry.raw_size
+        self.accepted_records += body.count(b"\n") if not body.startswith(b"[") else len(json.loads(body))
+
+    async def _notify(self) -> None:
+        async with self.changed:
+            self.changed.notify_all()
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    receiver = Receiver(keep_bodies=False, port=args.port)
+    if args.fail_rate:
+        receiver.fail_randomly(args.seed, args.fail_rate, [500, 503, ("retry_after", 429, 1), "reset"])
+    await receiver.start()
+    print(f"listening on {receiver.url}", flush=True)
+    last, last_time = 0, time.monotonic()
+    while True:
+        await asyncio.sleep(args.interval)
+        now = time.monotonic()
+        rate = (receiver.accepted_records - last) / (now - last_time)
+        last, last_time = receiver.accepted_records, now
+        print(
+            f"records={receiver.accepted_records} requests_in_interval={len(receiver.received)} "
+            f"bytes={receiver.accepted_bytes} rate={rate:.0f}/s",
+            flush=True,
+        )
+        receiver.received.clear()
+        receiver.accepted.clear()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A log receiver for benchmarks of the http sink.")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--fail-rate", type=float, default=0.0, help="share of requests answered with a failure")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--interval", type=float, default=5.0, help="seconds between stats lines")
+    args = parser.parse_args()
+    try:
+        asyncio.run(_serve(args))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
