@@ -80,6 +80,10 @@ class Store(Generic[T]):
         await self._synced_event.wait()
 
     @property
+    def retain_deleted_secs(self) -> float:
+        return self._retain
+
+    @property
     def graveyard_size(self) -> int:
         return len(self._graveyard)
 

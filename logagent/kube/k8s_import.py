@@ -1,0 +1,80 @@
+"""Import kubernetes-asyncio's configuration loaders and ApiClient without its
+API and model classes.
+
+Importing any part of ``kubernetes_asyncio`` runs the package ``__init__``,
+which imports ``kubernetes_asyncio.client``, whose ``__init__`` imports every
+API class and every model class (about 1,200 modules, ~38 MB of RSS). The agent
+needs only ``Configuration``, the config loaders (kubeconfig, in-cluster, exec,
+OIDC) and ``ApiClient``/``rest`` for raw requests, since it decodes responses
+itself with msgspec.
+
+:func:`import_kubernetes_asyncio` registers the three heavy packages
+(``kubernetes_asyncio``, ``.client`` and ``.client.models``) in ``sys.modules``
+as *deferred* packages: real module objects with the real ``__spec__`` and
+``__path__``, so their submodules import normally, but whose ``__init__`` code
+runs only on first access to an attribute that is neither already set nor a
+submodule. Code elsewhere in the process that uses, say,
+``kubernetes_asyncio.client.CoreV1Api`` therefore still works; it just pays the
+import cost at that moment instead of the agent paying it always.
+
+If ``kubernetes_asyncio`` is already imported, nothing is changed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+_PUBLIC_DUNDERS = frozenset({"__version__", "__project__", "__all__"})
+_HEAVY_PACKAGES = ("kubernetes_asyncio", "kubernetes_asyncio.client", "kubernetes_asyncio.client.models")
+
+
+def _is_submodule(package: ModuleType, name: str) -> bool:
+    for directory in getattr(package, "__path__", ()):
+        if os.path.isfile(os.path.join(directory, name + ".py")) or os.path.isfile(
+            os.path.join(directory, name, "__init__.py")
+        ):
+            return True
+    return False
+
+
+def _deferred_package(name: str) -> ModuleType:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        raise ImportError(f"cannot find package {name}")
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> Any:
+        if attr.startswith("__") and attr not in _PUBLIC_DUNDERS:
+            raise AttributeError(attr)  # probes by tooling (inspect, pickle...)
+        if _is_submodule(module, attr):
+            return importlib.import_module(f"{name}.{attr}")
+        # Anything else: run the real package __init__ now, in this module.
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    module.__dict__["__getattr__"] = __getattr__
+    sys.modules[name] = module
+    return module
+
+
+def import_kubernetes_asyncio() -> tuple[Any, Any, Any]:
+    """Return ``(config package, Configuration class, ApiClient class)``, light."""
+    if "kubernetes_asyncio" not in sys.modules:
+        for name in _HEAVY_PACKAGES:
+            _deferred_package(name)
+        client = sys.modules["kubernetes_asyncio.client"]
+        # kube_config does `from kubernetes_asyncio.client import ApiClient, Configuration`
+        client.Configuration = importlib.import_module(
+            "kubernetes_asyncio.client.configuration"
+        ).Configuration
+        client.ApiClient = importlib.import_module("kubernetes_asyncio.client.api_client").ApiClient
+    config = importlib.import_module("kubernetes_asyncio.config")
+    client = sys.modules["kubernetes_asyncio.client"]
+    return config, client.Configuration, client.ApiClient

@@ -1,0 +1,333 @@
+"""The list/watch protocol state machine for one kind, and the reflector that
+applies its events to a store.
+
+Split as in kube-rs: the :class:`Watcher` talks to the API and yields
+:class:`WatcherEvent`\\ s; :func:`reflect` applies them to a
+:class:`~logagent.kube.store.Store`. Protocol (DESIGN.md principle 4):
+
+1. after a random initial delay, get the initial state: a streaming watch-list
+   (``sendInitialEvents=true``, ends with a bookmark annotated
+   ``k8s.io/initial-events-end``) where the server accepts it, else a list from
+   the watch cache (``resourceVersion=0``) decoded page by page;
+2. watch from that resourceVersion with bookmarks and a randomised
+   ``timeoutSeconds``; when a watch ends (timeout, EOF, dropped connection),
+   resume from the last resourceVersion seen, without listing;
+3. relist only when the server says the resourceVersion is gone (HTTP 410 or an
+   ERROR event with code 410);
+4. on errors, exponential backoff with full jitter, reset after a stable
+   period; a 429's Retry-After is honoured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable
+from typing import Literal
+
+import aiohttp
+import msgspec
+
+from logagent.kube.client import ApiError, KubeClient
+from logagent.kube.config import KubernetesConfig
+from logagent.kube.decode import KubeDecodeError, Kind, decode_list, decode_watch_event
+from logagent.kube.model import KubeObject
+from logagent.kube.stats import KindStats
+from logagent.kube.store import Store
+
+log = logging.getLogger(__name__)
+
+#: the API paths of the watched kinds (all cluster-wide; pods are narrowed by
+#: field selector to one node)
+RESOURCE_PATHS: dict[str, str] = {
+    "pods": "/api/v1/pods",
+    "namespaces": "/api/v1/namespaces",
+    "nodes": "/api/v1/nodes",
+}
+
+#: a watch that ends this soon without delivering anything counts as a failure
+#: (backoff), so a server that closes watches at once is not hammered
+_MIN_HEALTHY_WATCH_SECS = 1.0
+
+#: answers to a watch-list request that mean "not supported here": fall back to list
+_WATCH_LIST_REJECTED = frozenset({400, 403, 404, 405, 422})
+
+
+class WatcherEvent(msgspec.Struct, frozen=True, gc=False):
+    """``init`` (a new initial state begins), ``init_apply`` (an object of it),
+    ``init_done`` (it is complete), ``apply`` (added or modified), ``delete``."""
+
+    type: Literal["init", "init_apply", "init_done", "apply", "delete"]
+    obj: KubeObject | None = None
+
+
+_INIT = WatcherEvent("init")
+_INIT_DONE = WatcherEvent("init_done")
+
+
+class _Gone(Exception):
+    """The resourceVersion is too old (410): a relist is needed."""
+
+
+class _Backoff:
+    """Exponential backoff with full jitter (AWS architecture blog's "Full Jitter")."""
+
+    def __init__(self, initial: float, maximum: float, rng: random.Random) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.attempt = 0
+        self._rng = rng
+
+    def next_delay(self) -> float:
+        cap = min(self.maximum, self.initial * (2**self.attempt))
+        self.attempt = min(self.attempt + 1, 62)
+        return self._rng.uniform(0.0, cap)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+class Watcher:
+    """Yields the events of one kind, forever, until cancelled."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        kind: Kind,
+        cfg: KubernetesConfig,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        stats: KindStats | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], object] = asyncio.sleep,
+    ) -> None:
+        self.client = client
+        self.kind = kind
+        self.cfg = cfg
+        self.label_selector = label_selector or None
+        self.field_selector = field_selector or None
+        self.stats = stats if stats is not None else KindStats()
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        self._backoff = _Backoff(cfg.backoff_initial_ms / 1000, cfg.backoff_max_ms / 1000, self._rng)
+        #: last resourceVersion seen; None until an initial state is complete
+        self.resource_version: str | None = None
+        self._watch_list_supported = cfg.use_watch_list
+        self._path = RESOURCE_PATHS[kind]
+        #: response lines / list pages read by the current request
+        self._lines = 0
+
+    # --- the state machine --------------------------------------------------
+
+    async def events(self) -> AsyncIterator[WatcherEvent]:
+        if self.cfg.initial_delay_ms > 0:
+            await self._sleep(self._rng.uniform(0, self.cfg.initial_delay_ms / 1000))
+        while True:
+            started = time.monotonic()
+            self._lines = 0
+            try:
+                if self.resource_version is None:
+                    if self._watch_list_supported:
+                        stream = self._watch(initial=True)
+                    else:
+                        stream = self._list()
+                else:
+                    stream = self._watch(initial=False)
+                async with aclosing(stream):
+                    async for event in stream:
+                        yield event
+                elapsed = time.monotonic() - started
+                if self._lines == 0 and elapsed < _MIN_HEALTHY_WATCH_SECS:
+                    raise _EmptyWatch()
+                if elapsed >= self.cfg.backoff_reset_secs:
+                    self._backoff.reset()
+            except _UseList:
+                continue
+            except _Gone:
+                self.stats.relists += 1
+                log.info("%s: resourceVersion %s expired; relisting", self.kind, self.resource_version)
+                self.resource_version = None
+            except ApiError as e:
+                await self._on_error(e, retry_after=e.retry_after, throttled=e.status == 429)
+            except (aiohttp.ClientError, TimeoutError, KubeDecodeError, ValueError, _EmptyWatch) as e:
+                # ValueError: aiohttp's "line too long"; _EmptyWatch: see above
+                await self._on_error(e)
+
+    async def _on_error(
+        self, error: Exception, retry_after: float | None = None, throttled: bool = False
+    ) -> None:
+        self.stats.request_errors += 1
+        if throttled:
+            self.stats.throttled += 1
+        delay = self._backoff.next_delay()
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        log.warning("%s: %s; retrying in %.2fs", self.kind, error or type(error).__name__, delay)
+        await self._sleep(delay)
+
+    # --- initial state by paged list ----------------------------------------
+
+    async def _list(self) -> AsyncIterator[WatcherEvent]:
+        params: list[tuple[str, str]] = [("resourceVersion", "0")]
+        params += self._selectors()
+        params.append(("limit", str(self.cfg.list_page_size)))
+        started = False
+        continue_token: str | None = None
+        while True:
+            page_params = params if continue_token is None else [
+                *(p for p in params if p[0] != "resourceVersion"),
+                ("continue", continue_token),
+            ]
+            self.stats.list_requests += 1
+            try:
+                response = await self.client.get(self._path, page_params)
+            except ApiError as e:
+                if e.status == 410:
+                    if continue_token is not None:
+                        # the continue token expired mid-list: start a fresh list
+                        raise _RestartList() from None
+                    raise _Gone() from None
+                raise
+            async with response:
+                body = await response.read()
+            items, rv, continue_token = decode_list(self.kind, body)
+            del body
+            self._lines += 1
+            if not started:
+                started = True
+                yield _INIT
+            for obj in items:
+                yield WatcherEvent("init_apply", obj)
+            del items
+            if continue_token is None:
+                self.resource_version = rv
+                yield _INIT_DONE
+                return
+
+    # --- watch (and streaming watch-list) ------------------------------------
+
+    async def _watch(self, initial: bool) -> AsyncIterator[WatcherEvent]:
+        timeout = self._rng.randint(self.cfg.watch_timeout_min_secs, self.cfg.watch_timeout_max_secs)
+        params: list[tuple[str, str]] = [("watch", "1"), ("allowWatchBookmarks", "true")]
+        if initial:
+            params += [
+                ("sendInitialEvents", "true"),
+                ("resourceVersionMatch", "NotOlderThan"),
+                ("resourceVersion", "0"),
+            ]
+        else:
+            assert self.resource_version is not None
+            params.append(("resourceVersion", self.resource_version))
+        params += self._selectors()
+        params.append(("timeoutSeconds", str(timeout)))
+        self.stats.watch_requests += 1
+        try:
+            response = await self.client.get(
+                self._path, params, read_timeout=timeout + self.client.request_timeout
+            )
+        except ApiError as e:
+            if e.status == 410:
+                raise _Gone() from None
+            if initial and e.status in _WATCH_LIST_REJECTED:
+                log.info("%s: streaming watch-list not accepted (%s); using list", self.kind, e)
+                self._watch_list_supported = False
+                raise _UseList() from None
+            raise
+        in_initial = initial
+        async with response:
+            if in_initial:
+                yield _INIT
+            content = response.content
+            while True:
+                line = await content.readline()
+                if not line:
+                    break
+                self._lines += 1
+                if line.isspace():
+                    continue
+                try:
+                    ev = decode_watch_event(self.kind, line)
+                except KubeDecodeError as e:
+                    self.stats.decode_errors += 1
+                    log.warning("%s: skipping an undecodable watch event: %s", self.kind, e)
+                    continue
+                etype = ev.type
+                if etype == "BOOKMARK":
+                    self.stats.bookmarks += 1
+                    if in_initial:
+                        if not ev.initial_events_end:
+                            # a server that ignores sendInitialEvents (older
+                            # than 1.27) sends plain bookmarks, never the end mark
+                            log.info("%s: server ignores sendInitialEvents; using list", self.kind)
+                            self._watch_list_supported = False
+                            raise _UseList()
+                        in_initial = False
+                        self.resource_version = ev.resource_version
+                        yield _INIT_DONE
+                    else:
+                        self.resource_version = ev.resource_version
+                    continue
+                if etype == "ERROR":
+                    status = ev.error_status
+                    if status is not None and status.code == 410:
+                        raise _Gone()
+                    code = status.code if status is not None else 0
+                    raise ApiError(code, status.reason if status else "", status.message if status else "")
+                self.stats.events += 1
+                if in_initial:
+                    yield WatcherEvent("init_apply", ev.obj)
+                    continue
+                if ev.resource_version:
+                    self.resource_version = ev.resource_version
+                yield WatcherEvent("delete" if etype == "DELETED" else "apply", ev.obj)
+        if in_initial:
+            # ended before the initial state was complete: the next attempt
+            # starts a new initial state
+            raise _IncompleteInitial()
+
+    def _selectors(self) -> list[tuple[str, str]]:
+        params = []
+        if self.label_selector:
+            params.append(("labelSelector", self.label_selector))
+        if self.field_selector:
+            params.append(("fieldSelector", self.field_selector))
+        return params
+
+
+class _EmptyWatch(Exception):
+    def __str__(self) -> str:
+        return "the watch ended without any event"
+
+
+class _IncompleteInitial(_EmptyWatch):
+    def __str__(self) -> str:
+        return "the watch-list stream ended before its initial events were complete"
+
+
+class _UseList(Exception):
+    """Streaming watch-list is not supported: get the initial state by list."""
+
+
+class _RestartList(_EmptyWatch):
+    def __str__(self) -> str:
+        return "the list's continue token expired"
+
+
+async def reflect(events: AsyncIterator[WatcherEvent], store: Store) -> None:
+    """Apply a watcher's events to a store (the only writer of that store)."""
+    async for ev in events:
+        etype = ev.type
+        if etype == "apply":
+            store.apply(ev.obj)
+        elif etype == "delete":
+            store.delete(ev.obj)
+        elif etype == "init_apply":
+            store.add_replacing(ev.obj)
+        elif etype == "init":
+            store.begin_replace()
+        else:  # init_done
+            store.commit_replace()
