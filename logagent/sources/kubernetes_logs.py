@@ -13,7 +13,7 @@ from typing import Any
 
 import structlog
 
-from logagent.acks import Batch
+from logagent.acks import AckGroup, Batch
 from logagent.event import FileContext, LogEvent
 from logagent.files import Chunk, FileTailer, TailedFile, TailerConfig
 from logagent.files.checkpoints import CheckpointStore
@@ -31,11 +31,16 @@ EXCLUDE_CONTAINERS_ANNOTATION = "logagent.dev/exclude-containers"
 
 Emit = Callable[[Batch], Awaitable[None]]
 
+#: a logical line still being merged holds back its file's checkpoint, but
+#: never more than this (a fragment stream that never ends must not stall
+#: reading: the tailer pauses at its unacknowledged-bytes budget)
+MAX_HELD_BYTES = 4 << 20
+
 
 class _FileState:
     """What the source remembers per open file."""
 
-    __slots__ = ("parser", "pod", "namespace", "node", "ctx", "excluded", "resolved")
+    __slots__ = ("parser", "pod", "namespace", "node", "ctx", "excluded", "resolved", "held", "held_bytes")
 
     def __init__(self, parser: LineParser) -> None:
         self.parser = parser
@@ -45,6 +50,11 @@ class _FileState:
         self.ctx: FileContext | None = None
         self.excluded = False
         self.resolved = False
+        #: acks of chunks whose partial-line fragments are still being merged:
+        #: they complete with the batch that carries the merged record, so a
+        #: checkpoint never lands inside an unfinished logical line
+        self.held: list[AckGroup] = []
+        self.held_bytes = 0
 
 
 class KubernetesLogsSource:
@@ -116,12 +126,20 @@ class KubernetesLogsSource:
             self.lines_truncated += parser.truncated - truncated
         if chunk.eof:
             self._files.pop(file, None)
+        state.held.append(chunk.ack)
+        state.held_bytes += chunk.nbytes
+        acks: list[AckGroup] = []
+        if not parser.pending_bytes() or chunk.eof or state.held_bytes > MAX_HELD_BYTES:
+            acks, state.held, state.held_bytes = state.held, [], 0
         if not parsed:
-            chunk.ack.release()
+            for ack in acks:
+                ack.release()
             return None
         events = [LogEvent(message, stream, timestamp, ctx, truncated) for message, stream, timestamp, truncated in parsed]
         self.events_out += len(events)
-        return Batch(events, (chunk.ack,), chunk.nbytes, ctx)
+        if self.hub is not None and state.pod is None:
+            self.enrichment_misses += len(events)
+        return Batch(events, acks, chunk.nbytes, ctx)
 
     def _context(self, file: TailedFile, state: _FileState) -> FileContext:
         hub = self.hub
@@ -144,7 +162,6 @@ class KubernetesLogsSource:
             self.files_excluded += 1
             log.debug("file excluded", source=self.component_id, file=file.path)
         if pod is None and hub is not None and not state.resolved:
-            self.enrichment_misses += 1
             log.info("no metadata for pod; using what its path says", source=self.component_id, file=file.path)
         state.resolved = True
         fields = self.enricher.fields(
