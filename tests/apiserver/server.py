@@ -117,7 +117,8 @@ class ApiServerEmulator:
         """A kubernetes_asyncio Configuration pointing at this emulator."""
         from kubernetes_asyncio import client
 
-        config = client.Configuration(host=self.url, api_key={"authorization": f"Bearer {self.token}"})
+        config = client.Configuration(host=self.url, api_key={"BearerToken": self.token},
+                                      api_key_prefix={"BearerToken": "Bearer"})
         if self.ca_cert is not None:
             config.ssl_ca_cert = str(self.ca_cert)
         return config
