@@ -140,11 +140,9 @@ class Watcher:
                 async with aclosing(stream):
                     async for event in stream:
                         yield event
-                elapsed = time.monotonic() - started
-                if self._lines == 0 and elapsed < _MIN_HEALTHY_WATCH_SECS:
+                if self._lines == 0 and time.monotonic() - started < _MIN_HEALTHY_WATCH_SECS:
                     raise _EmptyWatch()
-                if elapsed >= self.cfg.backoff_reset_secs:
-                    self._backoff.reset()
+                self._reset_backoff_if_stable(started)
             except _UseList:
                 continue
             except _Gone:
@@ -152,10 +150,17 @@ class Watcher:
                 log.info("%s: resourceVersion %s expired; relisting", self.kind, self.resource_version)
                 self.resource_version = None
             except ApiError as e:
+                self._reset_backoff_if_stable(started)
                 await self._on_error(e, retry_after=e.retry_after, throttled=e.status == 429)
-            except (aiohttp.ClientError, TimeoutError, KubeDecodeError, ValueError, _EmptyWatch) as e:
+            except (aiohttp.ClientError, OSError, TimeoutError, KubeDecodeError, ValueError, _EmptyWatch) as e:
                 # ValueError: aiohttp's "line too long"; _EmptyWatch: see above
+                self._reset_backoff_if_stable(started)
                 await self._on_error(e)
+
+    def _reset_backoff_if_stable(self, started: float) -> None:
+        """A request that ran long before failing resets the backoff."""
+        if time.monotonic() - started >= self.cfg.backoff_reset_secs:
+            self._backoff.reset()
 
     async def _on_error(
         self, error: Exception, retry_after: float | None = None, throttled: bool = False
