@@ -21,6 +21,7 @@ import asyncio
 import gzip
 import json
 import random
+import ssl
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class Receiver:
     max_in_handler: int = 0
     accepted_records: int = 0
     accepted_bytes: int = 0
+    ssl_context: ssl.SSLContext | None = None
 
     def __post_init__(self) -> None:
         self._random: tuple[random.Random, float, list[Action]] | None = None
@@ -105,7 +107,8 @@ class Receiver:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/ingest"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/ingest"
 
     async def start(self) -> int:
         app = web.Application(client_max_size=256 << 20)
@@ -114,7 +117,9 @@ class Receiver:
             app, access_log=None, handle_signals=False, handler_cancellation=True, auto_decompress=False
         )
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        self._site = web.TCPSite(
+            self._runner, self.host, self.port, reuse_address=True, ssl_context=self.ssl_context
+        )
         await self._site.start()
         self.port = self._runner.addresses[0][1]
         return self.port
@@ -182,7 +187,8 @@ class Receiver:
             return web.Response(status=status, headers={"Retry-After": str(value)}, text="slow down")
         if isinstance(action, tuple) and action[0] == "echo":
             entry.status = action[1]
-            return web.Response(status=action[1], text=f"bad request, headers were {dict(request.headers)}")
+            text = f"rejected: Authorization: {request.headers.get('Authorization')}; all headers: {dict(request.headers)}"
+            return web.Response(status=action[1], text=text)
         if isinstance(action, int):
             entry.status = action
             return web.Response(status=action, text=f"error {action} " + "x" * 500)

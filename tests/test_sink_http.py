@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import shutil
+import ssl
+import subprocess
 from collections import defaultdict
 
 import pytest
@@ -15,7 +19,7 @@ from logagent.event import FileContext, LogEvent
 from logagent.queue import BatchQueue
 from logagent.sinks.auth import Redactor
 from logagent.sinks.http import HttpSink, HttpSinkConfig
-from logagent.sinks.http_config import AuthConfig, BatchConfig, RequestConfig, RetryConfig
+from logagent.sinks.http_config import AuthConfig, BatchConfig, RequestConfig, RetryConfig, TlsConfig
 from tests.receiver import Receiver
 
 TEST_TIMEOUT = 30
@@ -417,3 +421,80 @@ def test_redactor_ignores_tiny_values():
     redactor.add("a")
     redactor.add("")
     assert redactor.redact("a cat") == "a cat"
+
+
+def openssl(*args: str, cwd) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    d = tmp_path_factory.mktemp("pki")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+            "-days", "2", "-subj", "/CN=test-ca", cwd=d)  # fmt: skip
+    for name, extension in [("server", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")]:
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+                "-subj", f"/CN={name}", cwd=d)  # fmt: skip
+        (d / f"{name}.ext").write_text(extension + "\n")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext", cwd=d)  # fmt: skip
+    return d
+
+
+@pytest.fixture
+async def tls_receiver(pki):
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(pki / "server.pem", pki / "server.key")
+    context.load_verify_locations(pki / "ca.pem")
+    context.verify_mode = ssl.CERT_REQUIRED  # mutual TLS: the sink must show its client certificate
+    server = Receiver(ssl_context=context)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_tls_with_ca_file_and_client_certificate(tls_receiver, pki):
+    feeder = Feeder()
+    tls = TlsConfig(ca_file=str(pki / "ca.pem"), crt_file=str(pki / "client.pem"), key_file=str(pki / "client.key"))
+    await run_sink(make_config(tls_receiver.url, tls=tls), [feeder.batch(feeder.events(1, 3))])
+    assert delivered(tls_receiver) == feeder.sent and feeder.all_acked()
+
+
+async def test_tls_verification_is_on_by_default(tls_receiver, pki):
+    feeder = Feeder()
+    # no ca_file: the system CAs do not know the test CA, so every attempt fails
+    tls = TlsConfig(crt_file=str(pki / "client.pem"), key_file=str(pki / "client.key"))
+    retry = RetryConfig(initial_backoff_secs=0.01, max_backoff_secs=0.01, max_attempts=2)
+    sink = await run_sink(make_config(tls_receiver.url, tls=tls, retry=retry), [feeder.batch(feeder.events(1, 3))])
+    assert tls_receiver.received == []
+    assert sink.dropped_events == {"retries_exhausted": 3} and sink.requests["error"] == 2
+    # verify: false accepts the unknown CA
+    tls = TlsConfig(crt_file=str(pki / "client.pem"), key_file=str(pki / "client.key"), verify=False)
+    await run_sink(make_config(tls_receiver.url, tls=tls), [feeder.batch(feeder.events(1, 3))])
+    assert len(delivered_records(tls_receiver)) == 3
+
+
+async def test_undecodable_text_is_sent_with_replacement_characters(receiver):
+    feeder = Feeder()
+    events = feeder.events(1, 2)
+    # a line that was not UTF-8, decoded with surrogateescape by a parser
+    events[0].message = b"bad \xff byte".decode("utf-8", "surrogateescape")
+    sink = await run_sink(make_config(receiver.url), [feeder.batch(events)])
+    assert [r["message"] for r in delivered_records(receiver)] == ["bad \ufffd byte", "file 1 line 1"]
+    assert feeder.all_acked() and not sink.dropped_events
+
+
+async def test_credentials_in_the_uri_are_sent_and_masked(receiver):
+    feeder = Feeder()
+    uri = receiver.url.replace("http://", "http://shipper:uri-secret-5@")
+    with structlog.testing.capture_logs() as logs:
+        receiver.fail_next(("echo", 400))
+        await run_sink(make_config(uri), [feeder.batch(feeder.events(1, 1))])
+    encoded = base64.b64encode(b"shipper:uri-secret-5").decode()
+    assert receiver.received[0].headers["Authorization"] == "Basic " + encoded
+    assert logs and "uri-secret-5" not in repr(logs) and encoded not in repr(logs)

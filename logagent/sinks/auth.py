@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import base64
 import os
+from urllib.parse import unquote, urlsplit
 
 from logagent.sinks.http_config import MASK, AuthConfig
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 class CredentialsUnavailable(Exception):
@@ -27,6 +32,15 @@ class Redactor:
         # Very short values would mask ordinary text and protect nothing.
         if secret and len(secret) >= 4:
             self._secrets.add(secret)
+
+    def add_uri_credentials(self, uri: str) -> None:
+        """The password of ``user:password@`` in a URI, raw and as Basic credentials."""
+        parts = urlsplit(uri)
+        if parts.password is None:
+            return
+        user, password = unquote(parts.username or ""), unquote(parts.password)
+        for secret in (parts.password, password, _basic(user, password)):
+            self.add(secret)
 
     def redact(self, text: str) -> str:
         for secret in sorted(self._secrets, key=len, reverse=True):
@@ -47,7 +61,7 @@ class Credentials:
             return
         if auth.strategy == "basic":
             user, password = auth.user or "", auth.password or ""
-            encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            encoded = _basic(user, password)
             self._value = f"Basic {encoded}"
             redactor.add(password)
             redactor.add(encoded)

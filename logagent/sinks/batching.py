@@ -14,6 +14,7 @@ and releases the batch when the last part is finished.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable
 from typing import Literal
 
@@ -22,6 +23,34 @@ from logagent.encoding import encode_json
 from logagent.event import LogEvent
 
 Encoding = Literal["ndjson", "json"]
+
+
+def _sanitize(text: object) -> str | None:
+    if text is None:
+        return None
+    if not isinstance(text, str):
+        text = str(text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def encode_record(event: LogEvent) -> bytes | None:
+    """``encode_json``, or None for an event that cannot be encoded at all.
+
+    A line that is not valid UTF-8 may reach here with lone surrogates
+    (``surrogateescape``), which JSON cannot carry: those characters become
+    U+FFFD rather than failing the whole request.
+    """
+    try:
+        return encode_json(event)
+    except (UnicodeEncodeError, TypeError, ValueError):
+        pass
+    try:
+        clean = LogEvent(
+            _sanitize(event.message) or "", _sanitize(event.stream), _sanitize(event.timestamp), event.ctx, event.truncated
+        )
+        return encode_json(clean)
+    except (UnicodeEncodeError, UnicodeDecodeError, TypeError, ValueError):
+        return None
 
 
 class BatchTracker:
@@ -102,8 +131,10 @@ class KeyRouter:
 class LaneBatcher:
     """Builds the requests of one lane by ``max_events`` and ``max_bytes``."""
 
-    def __init__(self, lane: int, max_events: int, max_bytes: int) -> None:
+    def __init__(self, lane: int, max_events: int, max_bytes: int, dropped: Counter[str]) -> None:
         self.lane = lane
+        #: events dropped because they cannot be encoded, by reason
+        self.dropped = dropped
         self.max_events = max_events
         self.max_bytes = max_bytes
         self.current: RequestBatch | None = None
@@ -117,11 +148,20 @@ class LaneBatcher:
         key: Hashable,
         ready: list[RequestBatch],
         deadline: Callable[[], float],
-    ) -> None:
-        """Append events of one key; completed requests are appended to ``ready``."""
+    ) -> int:
+        """Append events of one key; completed requests are appended to ``ready``.
+
+        Returns how many events were not placed (unencodable, counted in
+        ``dropped``): the caller's key accounting must not wait for them.
+        """
         request = self.current
+        skipped = 0
         for event in events:
-            record = encode_json(event)
+            record = encode_record(event)
+            if record is None:
+                self.dropped["unencodable"] += 1
+                skipped += 1
+                continue
             size = len(record) + 1
             if request is not None and request.records and request.nbytes + size > self.max_bytes:
                 ready.append(request)
@@ -141,6 +181,7 @@ class LaneBatcher:
         self.current = request
         if request is None:
             self.deadline = None
+        return skipped
 
     def take(self) -> RequestBatch | None:
         """The partial request, to send it now (timeout or shutdown)."""

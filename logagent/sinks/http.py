@@ -103,18 +103,13 @@ class HttpSink(Sink):
         config.validate()
         self.config = config
         self._redactor = Redactor()
+        self._redactor.add_uri_credentials(config.uri)
         self._credentials = Credentials(config.auth, self._redactor)
         self._backoff = Backoff(config.retry.initial_backoff_secs, config.retry.max_backoff_secs)
         self._log = structlog.get_logger().bind(component_id=component_id, component_type="http")
         self._uri_for_logs = redact_uri(config.uri)
         self._session: aiohttp.ClientSession | None = None
         self._log_state: dict[str, tuple[float | None, int]] = {}
-        lanes = config.request.concurrency
-        self._router = KeyRouter(lanes)
-        self._batchers = [
-            LaneBatcher(lane, config.batch.max_events, config.batch.max_bytes) for lane in range(lanes)
-        ]
-        self._lanes: list[asyncio.Queue[RequestBatch | None]] = [asyncio.Queue(maxsize=1) for _ in range(lanes)]
         # Counters for metrics.
         self.events_sent = 0
         self.bytes_sent = 0
@@ -122,6 +117,13 @@ class HttpSink(Sink):
         self.retries = 0
         self.dropped_events: Counter[str] = Counter()  # by reason
         self.in_flight = 0
+        lanes = config.request.concurrency
+        self._router = KeyRouter(lanes)
+        self._batchers = [
+            LaneBatcher(lane, config.batch.max_events, config.batch.max_bytes, self.dropped_events)
+            for lane in range(lanes)
+        ]
+        self._lanes: list[asyncio.Queue[RequestBatch | None]] = [asyncio.Queue(maxsize=1) for _ in range(lanes)]
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -190,7 +192,9 @@ class HttpSink(Sink):
                 end += 1
             key = ordering_key(events[start])
             lane = self._router.assign(key, end - start)
-            self._batchers[lane].add(events[start:end], tracker, key, ready, deadline)
+            skipped = self._batchers[lane].add(events[start:end], tracker, key, ready, deadline)
+            if skipped:
+                self._router.finished(key, skipped)
             start = end
         tracker.part_done()
 
