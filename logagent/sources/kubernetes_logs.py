@@ -31,10 +31,15 @@ EXCLUDE_CONTAINERS_ANNOTATION = "logagent.dev/exclude-containers"
 
 Emit = Callable[[Batch], Awaitable[None]]
 
+#: records read but not yet delivered, per source: this bounds the agent's
+#: memory while a sink is slow or down (the files on disk are the buffer), and
+#: what a crash can deliver twice
+MAX_UNACKED_BYTES = 2 << 20
+
 #: a logical line still being merged holds back its file's checkpoint, but
 #: never more than this (a fragment stream that never ends must not stall
 #: reading: the tailer pauses at its unacknowledged-bytes budget)
-MAX_HELD_BYTES = 4 << 20
+MAX_HELD_BYTES = 1 << 20
 
 
 class _FileState:
@@ -219,4 +224,5 @@ def tailer_config(config: KubernetesLogsConfig) -> TailerConfig:
         oldest_first=config.oldest_first,
         rescan_interval_secs=config.rescan_interval_secs,
         rotate_wait_secs=config.rotate_wait_secs,
+        max_unacked_bytes=MAX_UNACKED_BYTES,
     )

@@ -1,0 +1,116 @@
+"""Run the agent as a real process for tests: configs, start, signals, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+REPO = Path(__file__).resolve().parent.parent
+
+EMPTY_SNAPSHOT = '{"apiVersion": "v1", "kind": "List", "items": []}'
+
+
+def offline_config(root: Path, log_dir: Path, *, sink: str | None = None, extra: str = "") -> Path:
+    """A config with no cluster (an empty snapshot) and a console sink."""
+    snapshot = root / "empty-cluster.json"
+    snapshot.write_text(EMPTY_SNAPSHOT)
+    path = root / "agent.yaml"
+    path.write_text(
+        f"data_dir: {root / 'data'}\n"
+        "api: {enabled: false}\n"
+        "shutdown_grace_secs: 10\n"
+        f"kubernetes: {{node_name: test-node, snapshot: {snapshot}}}\n"
+        "sources:\n"
+        "  pods:\n"
+        "    type: kubernetes_logs\n"
+        f"    log_dir: {log_dir}\n"
+        "    insert_node_fields: false\n"
+        "    rescan_interval_secs: 1\n"
+        f"{extra}"
+        "sinks:\n"
+        + (sink or "  out: {type: console, inputs: [pods]}\n")
+    )
+    return path
+
+
+class AgentProcess:
+    """``logagent run`` in a child process; stdout goes where the caller says."""
+
+    def __init__(self, config: Path, stdout: IO[bytes] | int, *, once: bool = False, stderr_path: Path | None = None) -> None:
+        args = [sys.executable, "-m", "logagent", "run", "--config", str(config)]
+        if once:
+            args.append("--once")
+        self.stderr_path = stderr_path or config.with_name(f"agent-{time.monotonic_ns()}.stderr")
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(args, stdout=stdout, stderr=self._stderr, cwd=REPO)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log_events(self) -> list[dict]:
+        events = []
+        for line in self.stderr_path.read_text(errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                events.append({"event": "unparsed", "line": line})
+        return events
+
+    def wait_for_log(self, event: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(e.get("event") == event for e in self.log_events()):
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f"agent exited with {self.proc.returncode}: {self.stderr_path.read_text()[-2000:]}")
+            time.sleep(0.05)
+        raise AssertionError(f"agent did not log {event!r} within {timeout}s")
+
+    def signal(self, signum: int) -> None:
+        self.proc.send_signal(signum)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self._stderr.close()
+
+    def wait(self, timeout: float = 60.0) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self._stderr.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self._stderr.close()
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def messages(output: bytes) -> list[str]:
+    """The ``message`` of each JSON record the console sink wrote."""
+    return [json.loads(line)["message"] for line in output.splitlines() if line.strip()]
+
+
+def seq_lines(output: bytes) -> list[bytes]:
+    """The console records' messages in the form tests.logwriter.parse_line reads."""
+    return [b"ts stdout F " + m.encode() for m in messages(output)]
+
+
+def env_without(*names: str) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in names}
