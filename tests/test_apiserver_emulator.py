@@ -607,3 +607,28 @@ async def test_kubectl_watches_namespaces(apiserver_tls: ApiServerEmulator, tmp_
         proc.terminate()
         async with asyncio.timeout(T):
             await proc.wait()
+
+
+async def test_a_client_hanging_up_closes_its_watch(apiserver: ApiServerEmulator) -> None:
+    watching = asyncio.ensure_future(raw_watch(apiserver, "/api/v1/pods", {"resourceVersion": "1"}))
+    async with asyncio.timeout(T):
+        while not apiserver.open_watches["pods"]:
+            await asyncio.sleep(0.01)
+    watching.cancel()
+    async with asyncio.timeout(T):
+        while apiserver.open_watches["pods"]:
+            await asyncio.sleep(0.01)
+    assert not apiserver.api.open_watchers and not apiserver.cluster.watchers["pods"]
+
+
+async def test_delayed_responses_are_held_back(apiserver: ApiServerEmulator, core: client.CoreV1Api) -> None:
+    apiserver.set_delay("list", "pods", 60)
+    pending = asyncio.ensure_future(core.list_pod_for_all_namespaces())
+    async with asyncio.timeout(T):
+        while not apiserver.requests[("list", "pods")]:
+            await asyncio.sleep(0.01)
+    assert not pending.done()
+    pending.cancel()
+    apiserver.set_delay("list", "pods", 0)
+    async with asyncio.timeout(T):
+        assert (await core.list_pod_for_all_namespaces()).items == []
