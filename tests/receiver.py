@@ -9,7 +9,8 @@ status, value)`` for 429/503 with a ``Retry-After`` header, ``"timeout"`` (the
 body is recorded as accepted, then the answer is delayed past the client's
 timeout, like a server that processed a request whose answer was lost),
 ``"reset"`` (the connection is aborted without an answer), ``("echo", status)``
-(an error answer that repeats the request's headers, as careless servers do).
+(an error answer that repeats the request's headers, as careless servers do),
+``("hook", callable, status)`` (calls ``callable()``, then answers ``status``).
 
 Run standalone for benchmarks: ``python -m tests.receiver --port 8080``.
 """
@@ -185,6 +186,11 @@ class Receiver:
             _, status, value = action
             entry.status = status
             return web.Response(status=status, headers={"Retry-After": str(value)}, text="slow down")
+        if isinstance(action, tuple) and action[0] == "hook":
+            _, hook, status = action
+            hook()
+            entry.status = status
+            return web.Response(status=status, text=f"error {status}")
         if isinstance(action, tuple) and action[0] == "echo":
             entry.status = action[1]
             text = f"rejected: Authorization: {request.headers.get('Authorization')}; all headers: {dict(request.headers)}"

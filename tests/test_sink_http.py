@@ -498,3 +498,29 @@ async def test_credentials_in_the_uri_are_sent_and_masked(receiver):
     encoded = base64.b64encode(b"shipper:uri-secret-5").decode()
     assert receiver.received[0].headers["Authorization"] == "Basic " + encoded
     assert logs and "uri-secret-5" not in repr(logs) and encoded not in repr(logs)
+
+
+async def test_401_after_token_rotation_is_retried_with_the_new_token(receiver, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("old-token")
+    feeder = Feeder()
+
+    def rotate() -> None:
+        replacement = tmp_path / "token.new"
+        replacement.write_text("new-token")
+        replacement.replace(token_file)
+
+    receiver.fail_next(("hook", rotate, 401), "ok", 401)
+    auth = AuthConfig(strategy="bearer", token_file=str(token_file))
+    batch = BatchConfig(max_events=2, timeout_secs=0.05)
+    config = make_config(receiver.url, auth=auth, batch=batch, request=RequestConfig(concurrency=1))
+    sink = await run_sink(config, [feeder.batch(feeder.events(1, 2)), feeder.batch(feeder.events(2, 2))])
+    # the first 401 came with a token that has since been rotated: retried and
+    # delivered; the second 401 is a real refusal of the current token: dropped
+    assert [(e.headers["Authorization"], e.status) for e in receiver.received] == [
+        ("Bearer old-token", 401),
+        ("Bearer new-token", 200),
+        ("Bearer new-token", 401),
+    ]
+    assert sink.dropped_events == {"http_401": 2} and sink.retries == 1
+    assert feeder.all_acked()

@@ -196,3 +196,35 @@ def test_tls_context_verifies_unless_told_not_to(tmp_path):
     garbage.write_text("not a certificate")
     with pytest.raises(ValueError, match=r"^tls.crt_file: cannot load"):
         build_ssl_context(TlsConfig(crt_file=str(garbage)))
+
+
+YAML = """
+sinks:
+  ship:
+    type: http
+    inputs: [user_only]
+    uri: https://logs.example.internal/ingest
+    compression: gzip
+    batch: {max_events: 1000, max_bytes: 1048576, timeout_secs: 1}
+    request: {timeout_secs: 30, concurrency: 4, headers: {X-Scope-OrgID: tenant-a}}
+    retry: {initial_backoff_secs: 0.5, max_backoff_secs: 30}
+    auth: {strategy: bearer, token: "${SHIP_TOKEN}"}
+    tls: {verify: true}
+"""
+
+
+def parse_sink(text: str, env: dict[str, str]):
+    config_module = pytest.importorskip("logagent.config")
+    return config_module, config_module.parse_config(text, env)
+
+
+def test_config_layer_reads_the_sink_and_prefixes_errors():
+    config_module, config = parse_sink(YAML, {"SHIP_TOKEN": "env-token-secret"})
+    sink = config.sinks["ship"]
+    assert isinstance(sink, HttpSinkConfig)
+    assert sink.auth is not None and sink.auth.token == "env-token-secret"
+    assert "env-token-secret" not in repr(config)
+    with pytest.raises(config_module.ConfigError, match=r"sinks\.ship\.request\.concurrency"):
+        parse_sink(YAML.replace("concurrency: 4", "concurrency: 0"), {"SHIP_TOKEN": "x"})
+    with pytest.raises(config_module.ConfigError, match=r"sinks\.ship\.auth\.token_file"):
+        parse_sink(YAML.replace('token: "${SHIP_TOKEN}"', 'token: a, token_file: /t'), {})

@@ -1,0 +1,107 @@
+"""Request building, lane assignment and split-batch acknowledgement of the http sink."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from logagent.acks import AckGroup, Batch
+from logagent.encoding import encode_json
+from logagent.event import FileContext, LogEvent
+from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
+from logagent.sinks.http import gzip_compress
+
+CTX = FileContext({"file": "/var/log/pods/ns_p_u/c/0.log", "source_type": "kubernetes_logs"})
+
+
+def events(n: int, size: int = 10) -> list[LogEvent]:
+    return [LogEvent(f"{i:0{size}d}", "stdout", None, CTX) for i in range(n)]
+
+
+def released_batch(log: list[str], name: str) -> Batch:
+    return Batch([], [AckGroup(on_done=lambda: log.append(name))], 0)
+
+
+def test_router_keeps_a_key_on_its_lane_while_it_has_pending_events():
+    router = KeyRouter(3)
+    assert router.assign("a", 5) == 0
+    assert router.assign("b", 1) == 1
+    assert router.assign("c", 1) == 2
+    assert router.assign("a", 1) == 0  # still pending: same lane, however loaded
+    assert router.loads == [6, 1, 1]
+    router.finished("a", 5)
+    assert router.assign("d", 1) == 0  # least loaded (ties: lowest lane)
+    router.finished("d", 1)
+    router.assign("b", 3)
+    router.finished("a", 1)
+    assert router.loads == [0, 4, 1] and router.pending_keys() == 2  # b, c
+    # a has nothing outstanding now and moves to the least loaded lane
+    assert router.assign("a", 1) == 0
+    router.assign("e", 1)
+    assert router.assign("f", 1) == 2
+    assert router.loads == [2, 4, 2]
+
+
+def test_batcher_cuts_by_events_and_bytes_and_sends_oversized_events_alone():
+    record_size = len(encode_json(events(1)[0])) + 1
+    batcher = LaneBatcher(0, max_events=3, max_bytes=2 + 2 * record_size, dropped=Counter())
+    tracker = BatchTracker(Batch([], [], 0))
+    ready: list[RequestBatch] = []
+    batcher.add(events(5), tracker, "k", ready, lambda: 1.0)
+    assert [len(r) for r in ready] == [2, 2] and len(batcher.current) == 1
+    assert all(r.nbytes <= 2 + 2 * record_size for r in ready)
+    big = LaneBatcher(0, max_events=3, max_bytes=10, dropped=Counter())
+    ready = []
+    big.add(events(2), tracker, "k", ready, lambda: 1.0)
+    assert [len(r) for r in ready] == [1] and len(big.current) == 1  # each alone, none lost
+    few = LaneBatcher(0, max_events=3, max_bytes=1 << 20, dropped=Counter())
+    ready = []
+    few.add(events(7), tracker, "k", ready, lambda: 1.0)
+    assert [len(r) for r in ready] == [3, 3] and len(few.current) == 1
+    assert few.deadline == 1.0
+    assert len(few.take()) == 1 and few.current is None and few.deadline is None
+
+
+def test_bodies_are_ndjson_or_a_json_array():
+    request = RequestBatch(0)
+    request.records = [b'{"a":1}', b'{"a":2}']
+    assert request.body("ndjson") == b'{"a":1}\n{"a":2}\n'
+    assert request.body("json") == b'[{"a":1},{"a":2}]'
+
+
+def test_split_batch_is_released_after_its_last_part():
+    log: list[str] = []
+    batcher = LaneBatcher(0, max_events=2, max_bytes=1 << 20, dropped=Counter())
+    tracker = BatchTracker(released_batch(log, "batch"))
+    ready: list[RequestBatch] = []
+    batcher.add(events(3), tracker, "k", ready, lambda: 1.0)
+    tracker.part_done()  # the dispatcher placed every event
+    parts = ready + [batcher.take()]
+    assert [len(p) for p in parts] == [2, 1]
+    parts[1].finish()
+    assert log == []
+    parts[0].finish()
+    assert log == ["batch"]
+
+
+def test_a_request_holds_each_input_batch_once():
+    log: list[str] = []
+    batcher = LaneBatcher(0, max_events=100, max_bytes=1 << 20, dropped=Counter())
+    first, second = BatchTracker(released_batch(log, "first")), BatchTracker(released_batch(log, "second"))
+    ready: list[RequestBatch] = []
+    batcher.add(events(2), first, "a", ready, lambda: 1.0)
+    batcher.add(events(2), first, "b", ready, lambda: 1.0)
+    batcher.add(events(1), second, "a", ready, lambda: 1.0)
+    first.part_done()
+    second.part_done()
+    request = batcher.take()
+    assert request.trackers == [first, second] and request.keys == {"a": 3, "b": 2}
+    request.finish()
+    assert log == ["first", "second"]
+
+
+def test_gzip_is_deterministic_so_retries_send_identical_bytes():
+    import gzip
+
+    body = b'{"message":"x"}\n' * 100
+    assert gzip_compress(body) == gzip_compress(body)
+    assert gzip.decompress(gzip_compress(body)) == body
