@@ -188,7 +188,8 @@ def test_stalled_sink_keeps_memory_bounded_and_loses_nothing(tmp_path: Path) -> 
                 break
         assert tracker.missing(expected) == {}
         # resident memory while the sink was stalled stays within a few MB of before
-        assert peak - before < 24 * 1024, f"RSS grew from {before} KiB to {peak} KiB"
+        print(f"RSS before {before} KiB, peak while stalled {peak} KiB")
+        assert peak - before < 12 * 1024, f"RSS grew from {before} KiB to {peak} KiB"
     finally:
         agent.stop()
         os.close(read_fd)
