@@ -483,3 +483,35 @@ async def test_writer_helper_many_files_no_loss(tmp_path: Path, store: Checkpoin
         w.close()
     assert collector.tracker.missing({w.source: 150 for w in writers}) == {}
     assert collector.tracker.duplicates() == {}
+
+
+async def test_log_dir_created_after_start(tmp_path: Path, store: CheckpointStore) -> None:
+    logs = tmp_path / "pods"
+    collector = Collector()
+    tailer = FileTailer(make_config(logs, rescan_interval_secs=0.3), store, "src")
+    async with running(tailer, collector):
+        await asyncio.sleep(0.2)
+        write_lines(logs / "ns_p_u" / "c" / "0.log", "s", 0, 5)
+        await collector.wait_for(lambda: collector.lines == 5, "lines in the late directory")
+
+
+async def test_stop_cancels_a_blocked_emit_and_the_chunk_is_read_again(tmp_path: Path) -> None:
+    logs = tmp_path / "pods"
+    write_lines(logs / "ns_p_u" / "c" / "0.log", "s", 0, 10)
+    store = CheckpointStore(tmp_path / "data")
+    entered = asyncio.Event()
+
+    async def stuck(chunk: Chunk) -> None:
+        entered.set()
+        await asyncio.Event().wait()  # a queue that never drains
+
+    tailer = FileTailer(make_config(logs), store, "src")
+    task = asyncio.create_task(tailer.run(stuck))
+    await asyncio.wait_for(entered.wait(), WAIT)
+    tailer.stop()
+    await asyncio.wait_for(task, WAIT)
+    store.flush()
+    again = Collector()
+    await asyncio.wait_for(FileTailer(make_config(logs), CheckpointStore(tmp_path / "data"), "src").run(
+        again, once=True), WAIT)
+    assert again.tracker.missing({"s": 10}) == {}

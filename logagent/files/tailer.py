@@ -320,6 +320,8 @@ class FileTailer:
 
     async def _emit_chunk(self, f: TailedFile, lines: list[bytes], truncated: frozenset[int] | None,
                           end: int, *, eof: bool) -> None:
+        if self._stopping:
+            return
         state: _FileState = f.state
         nbytes = max(0, end - state.emitted_end)
         state.emitted_end = max(end, state.emitted_end)
@@ -330,8 +332,6 @@ class FileTailer:
         chunk = Chunk(f, lines, truncated, AckGroup(partial(self._on_ack, f, entry)), nbytes, end, eof)
         self.chunks_emitted += 1
         assert self._emit is not None
-        if self._stopping:
-            return
         self._emitting = asyncio.current_task()
         try:
             await self._emit(chunk)
