@@ -62,10 +62,11 @@ def test_batcher_cuts_by_events_and_bytes_and_sends_oversized_events_alone():
 
 
 def test_bodies_are_ndjson_or_a_json_array():
-    request = RequestBatch(0)
-    request.records = [b'{"a":1}', b'{"a":2}']
-    assert request.body("ndjson") == b'{"a":1}\n{"a":2}\n'
-    assert request.body("json") == b'[{"a":1},{"a":2}]'
+    for encoding, expected in [("ndjson", b'{"a":1}\n{"a":2}\n'), ("json", b'[{"a":1},{"a":2}]')]:
+        request = RequestBatch(0)
+        request.records = [b'{"a":1}', b'{"a":2}']
+        assert request.body(encoding) == expected
+        assert request.records == []  # freed while the body is in flight
 
 
 def test_split_batch_is_released_after_its_last_part():

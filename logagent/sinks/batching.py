@@ -75,11 +75,13 @@ class BatchTracker:
 class RequestBatch:
     """The encoded events of one HTTP request and what finishing it releases."""
 
-    __slots__ = ("lane", "records", "nbytes", "trackers", "keys", "attempts")
+    __slots__ = ("lane", "records", "events", "nbytes", "trackers", "keys", "attempts")
 
     def __init__(self, lane: int) -> None:
         self.lane = lane
         self.records: list[bytes] = []
+        #: number of events; stays when ``records`` is freed after the body is built
+        self.events = 0
         #: body size before compression, separators included
         self.nbytes = 2
         self.trackers: list[BatchTracker] = []
@@ -87,12 +89,14 @@ class RequestBatch:
         self.attempts = 0
 
     def __len__(self) -> int:
-        return len(self.records)
+        return self.events
 
     def body(self, encoding: Encoding) -> bytes:
+        """The request body; frees the records (a retry resends the same body)."""
+        records, self.records = self.records, []
         if encoding == "ndjson":
-            return b"\n".join(self.records) + b"\n"
-        return b"[" + b",".join(self.records) + b"]"
+            return b"\n".join(records) + b"\n"
+        return b"[" + b",".join(records) + b"]"
 
     def finish(self) -> None:
         """Release this request's share of every input batch it holds."""
@@ -173,9 +177,10 @@ class LaneBatcher:
                 request.trackers.append(tracker)
                 tracker.add_part()
             request.records.append(record)
+            request.events += 1
             request.nbytes += size
             request.keys[key] = request.keys.get(key, 0) + 1
-            if len(request.records) >= self.max_events:
+            if request.events >= self.max_events:
                 ready.append(request)
                 request = None
         self.current = request

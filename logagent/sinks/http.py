@@ -21,7 +21,7 @@ import asyncio
 import time
 import zlib
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import aiohttp
 import structlog
@@ -128,6 +128,7 @@ class HttpSink(Sink):
     # -- lifecycle ---------------------------------------------------------
 
     async def start(self) -> None:
+        """Open the connection pool; raises ``ValueError("tls.<key>: ...")`` for unusable TLS files."""
         ssl_context = build_ssl_context(self.config.tls) if self.config.uri.startswith("https") else None
         connector = aiohttp.TCPConnector(limit=self.config.request.concurrency, ssl=ssl_context or True)
         self._session = aiohttp.ClientSession(
@@ -179,7 +180,7 @@ class HttpSink(Sink):
             if request is not None:
                 await self._lanes[request.lane].put(request)
 
-    def _place(self, batch: Batch, ready: list[RequestBatch], deadline) -> None:
+    def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
         events = batch.events
         start = 0
