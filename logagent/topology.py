@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+import msgspec
 import structlog
 
 from logagent.acks import Batch
@@ -51,9 +52,16 @@ def build_hub(config: Config) -> MetadataHub | None:
         return SnapshotHub(
             kube.snapshot, node_name=kube.node_name, needs_namespaces=needs_namespaces, needs_node=needs_node
         )
-    from logagent.kube.hub import HubNeeds, KubeHub
+    from logagent.kube.hub import KubeHub
 
-    return KubeHub(kube, HubNeeds(namespaces=needs_namespaces, node=needs_node, delay_deletion_ms=delay_ms))
+    # Exclusion labels and the sources' selectors are applied client-side
+    # (see CHANGELOG, "Decisions"): the watch only narrows pods to this node.
+    return KubeHub(
+        msgspec.structs.replace(kube, delay_deletion_ms=delay_ms),
+        needs_namespaces=needs_namespaces,
+        needs_node=needs_node,
+        pod_label_selector=None,
+    )
 
 
 class Topology:
@@ -131,10 +139,7 @@ class Topology:
         source_tasks: set[asyncio.Task[None]] = set()
         try:
             if self.hub is not None:
-                if once:
-                    await self._until_stopped(self.hub.wait_synced())
-                else:
-                    asyncio.create_task(self._log_when_synced())
+                await self._until_stopped(self._wait_synced())
             if not self._stop.is_set():
                 source_tasks = {
                     asyncio.create_task(self._run_source(cid, src, once), name=f"source:{cid}")
@@ -164,10 +169,13 @@ class Topology:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    async def _log_when_synced(self) -> None:
+    async def _wait_synced(self) -> None:
         assert self.hub is not None
-        await self.hub.wait_synced()
-        log.info("metadata synced")
+        timeout = self.config.kubernetes.sync_timeout_secs
+        if await self.hub.wait_synced(timeout=timeout):
+            log.info("metadata synced")
+        else:
+            log.warning("metadata not synced in time; reading with the metadata paths carry", timeout_secs=timeout)
 
     async def _run_source(self, cid: str, source: KubernetesLogsSource, once: bool) -> None:
         async def emit(batch: Batch) -> None:

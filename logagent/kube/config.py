@@ -35,6 +35,10 @@ class KubernetesConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     list_page_size: int = 500
     #: timeout for connecting and for non-watch requests
     request_timeout_secs: float = 30.0
+    #: files are read only once the metadata stores have their initial state,
+    #: so first lines are enriched; if the API stays unreachable this long,
+    #: reading starts anyway with the metadata paths carry
+    sync_timeout_secs: float = 60.0
 
     def __post_init__(self) -> None:
         for name in (
