@@ -515,3 +515,42 @@ async def test_stop_cancels_a_blocked_emit_and_the_chunk_is_read_again(tmp_path:
     await asyncio.wait_for(FileTailer(make_config(logs), CheckpointStore(tmp_path / "data"), "src").run(
         again, once=True), WAIT)
     assert again.tracker.missing({"s": 10}) == {}
+
+
+async def test_writer_appending_after_rename_is_not_cut_off(tmp_path: Path, store: CheckpointStore) -> None:
+    """The runtime may write to the renamed file until it reopens; with only *.log
+    included the renamed file is gone, and is read for gone_close_grace_secs more."""
+    logs = tmp_path / "pods"
+    path = logs / "ns_p_u" / "c" / "0.log"
+    write_lines(path, "s", 0, 100)
+    collector = Collector()
+    config = make_config(logs, include_paths_glob_patterns=["**/*.log"], gone_close_grace_secs=0.5)
+    tailer = FileTailer(config, store, "src")
+    async with running(tailer, collector):
+        await collector.wait_for(lambda: collector.lines == 100, "first lines")
+        with open(path, "ab") as old:
+            path.rename(path.with_name("0.log.20261202-101010"))
+            await asyncio.sleep(0.15)
+            old.write(b"".join(format_line("s", 100 + i) for i in range(5)))
+        write_lines(path, "s", 105, 10)  # the reopened file
+        await collector.wait_for(lambda: collector.lines == 115, "lines on both sides of the rename")
+        await collector.wait_for(lambda: tailer.files_open == 1, "renamed file closed")
+    assert collector.tracker.missing({"s": 115}) == {}
+    assert collector.tracker.duplicates() == {}
+    assert len(collector.eofs()) == 1
+
+
+async def test_rotate_wait_bounds_how_long_a_gone_file_stays_open(tmp_path: Path, store: CheckpointStore) -> None:
+    logs = tmp_path / "pods"
+    path = logs / "ns_p_u" / "c" / "0.log"
+    write_lines(path, "s", 0, 20_000, line_bytes=100)
+    collector = Collector(auto_ack=False)
+    config = make_config(logs, max_unacked_bytes=64 << 10, max_read_bytes=16 << 10, rotate_wait_secs=0.5)
+    tailer = FileTailer(config, store, "src")
+    async with running(tailer, collector):
+        await collector.wait_for(lambda: tailer.unacked_bytes >= 64 << 10, "backpressure")
+        path.unlink()
+        await collector.wait_for(lambda: tailer.files_open == 0, "forced close")
+    assert tailer.files_closed_unread == 1
+    assert tailer.bytes_unread_on_close > 1 << 20
+    assert collector.chunks[-1].eof

@@ -134,6 +134,8 @@ class FileTailer:
         self.bytes_unread_on_close = 0
         self.truncations = 0
         self.backpressure_pauses = 0
+        #: True while reading waits for acknowledgements (max_unacked_bytes reached)
+        self.paused = False
 
     # -- stats ----------------------------------------------------------------
 
@@ -219,9 +221,12 @@ class FileTailer:
             for expired in self._expired_gone():
                 await self._close(expired, final=True)
             if self._unacked >= self.config.max_unacked_bytes:
-                self.backpressure_pauses += 1
+                if not self.paused:
+                    self.paused = True
+                    self.backpressure_pauses += 1
                 await self._sleep(_GONE_CHECK_SECS if self._gone else None)
                 continue
+            self.paused = False
             f = self._next_ready()
             if f is None:
                 await self._sleep(_GONE_CHECK_SECS if self._gone else None)
@@ -626,6 +631,8 @@ class FileTailer:
 
     def _prune_checkpoints(self) -> None:
         """Drop checkpoints of files that are no longer there (run after the start-up scan)."""
+        if not os.path.isdir(self.log_dir):
+            return  # not mounted (yet): keep everything rather than re-read or skip it all later
         live = {identity_key(*key) for key in self._files} | {identity_key(*key) for key in self._ignored}
         for key in self.checkpoints.keys(self.source_id):
             if key not in live:
