@@ -70,6 +70,17 @@ async def _run(config: object, *, once: bool) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, topology.request_stop)
+    api_server = None
+    if config.api.enabled:  # type: ignore[attr-defined]
+        from logagent.observe.health import start_api_server
+
+        address = config.api.address  # type: ignore[attr-defined]
+        try:
+            api_server = await start_api_server(topology, address)
+        except OSError as exc:
+            log.error("cannot listen for the health and metrics API", address=address, error=str(exc))
+            return EXIT_RUNTIME
+        log.info("health and metrics API listening", url=api_server.url)
     try:
         await topology.run(once=once)
     except SinkClosed:
@@ -77,4 +88,7 @@ async def _run(config: object, *, once: bool) -> int:
     except Exception:
         log.exception("agent failed")
         return EXIT_RUNTIME
+    finally:
+        if api_server is not None:
+            await api_server.stop()
     return 0

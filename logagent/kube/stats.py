@@ -15,6 +15,9 @@ class KindStats:
         "decode_errors",
         "request_errors",
         "throttled",
+        "requests",
+        "watch_restarts",
+        "last_event_at",
     )
 
     def __init__(self) -> None:
@@ -33,8 +36,18 @@ class KindStats:
         self.request_errors = 0
         #: 429 Too Many Requests answers
         self.throttled = 0
+        #: requests by (verb, status class): ("watch", "2xx"), ("list", "error") ...
+        self.requests: dict[tuple[str, str], int] = {}
+        #: watches started again from a known resourceVersion (after a timeout or a drop)
+        self.watch_restarts = 0
+        #: time.monotonic() of the last event or bookmark; None before the first
+        self.last_event_at: float | None = None
 
-    def as_dict(self) -> dict[str, int]:
+    def count_request(self, verb: str, status: str) -> None:
+        key = (verb, status)
+        self.requests[key] = self.requests.get(key, 0) + 1
+
+    def as_dict(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}
 
     def __repr__(self) -> str:

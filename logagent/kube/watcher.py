@@ -26,7 +26,7 @@ import random
 import time
 from contextlib import aclosing
 from collections.abc import AsyncIterator, Callable
-from typing import Literal
+from typing import Any, Literal
 
 import aiohttp
 import msgspec
@@ -189,7 +189,7 @@ class Watcher:
             ]
             self.stats.list_requests += 1
             try:
-                response = await self.client.get(self._path, page_params)
+                response = await self._get("list", page_params)
             except ApiError as e:
                 if e.status == 410:
                     if continue_token is not None:
@@ -230,10 +230,10 @@ class Watcher:
         params += self._selectors()
         params.append(("timeoutSeconds", str(timeout)))
         self.stats.watch_requests += 1
+        if not initial:
+            self.stats.watch_restarts += 1
         try:
-            response = await self.client.get(
-                self._path, params, read_timeout=timeout + self.client.request_timeout
-            )
+            response = await self._get("watch", params, read_timeout=timeout + self.client.request_timeout)
         except ApiError as e:
             if e.status == 410:
                 raise _Gone() from None
@@ -261,6 +261,7 @@ class Watcher:
                     log.warning("%s: skipping an undecodable watch event: %s", self.kind, e)
                     continue
                 etype = ev.type
+                self.stats.last_event_at = time.monotonic()
                 if etype == "BOOKMARK":
                     self.stats.bookmarks += 1
                     if in_initial:
@@ -293,6 +294,19 @@ class Watcher:
             # ended before the initial state was complete: the next attempt
             # starts a new initial state
             raise _IncompleteInitial()
+
+    async def _get(self, verb: str, params: list[tuple[str, str]], **kwargs: Any) -> Any:
+        """A request, counted by verb and status class."""
+        try:
+            response = await self.client.get(self._path, params, **kwargs)
+        except ApiError as e:
+            self.stats.count_request(verb, f"{e.status // 100}xx")
+            raise
+        except BaseException:
+            self.stats.count_request(verb, "error")
+            raise
+        self.stats.count_request(verb, "2xx")
+        return response
 
     def _selectors(self) -> list[tuple[str, str]]:
         params = []

@@ -45,6 +45,7 @@ class ConsoleSink(Sink):
         self.fd = fd if fd is not None else (1 if config.target == "stdout" else 2)
         self._encode = encode_json if config.encoding == "json" else encode_text
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
+        self.events_in = 0
         self.events_sent = 0
         self.bytes_sent = 0
 
@@ -61,6 +62,7 @@ class ConsoleSink(Sink):
                 batches.append(more)
                 size += more.nbytes
             lines = [encode(event) for b in batches for event in b.events]
+            self.events_in += len(lines)
             lines.append(b"")
             data = b"\n".join(lines)
             try:

@@ -114,7 +114,8 @@ class HttpSink(Sink):
         self.events_sent = 0
         self.bytes_sent = 0
         self.requests: Counter[str] = Counter()  # by status class: 2xx, 4xx, 5xx, error...
-        self.retries = 0
+        self.events_in = 0
+        self.retries: Counter[str] = Counter()  # by reason: timeout, connection, http_503 ...
         self.dropped_events: Counter[str] = Counter()  # by reason
         self.in_flight = 0
         lanes = config.request.concurrency
@@ -170,6 +171,7 @@ class HttpSink(Sink):
                     continue
                 if batch is None:
                     break
+            self.events_in += len(batch.events)
             ready: list[RequestBatch] = []
             self._place(batch, ready, lambda: loop.time() + timeout)
             for request in ready:
@@ -238,7 +240,7 @@ class HttpSink(Sink):
                 if max_attempts is not None and request.attempts >= max_attempts:
                     self._drop(request, _Drop("retries_exhausted", None, retry.reason))
                     return
-                self.retries += 1
+                self.retries[retry.reason] += 1
                 delay = retry.delay if retry.delay is not None else self._backoff.delay(failures)
                 self._log_limited(
                     f"retry:{retry.reason}",

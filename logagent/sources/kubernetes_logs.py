@@ -83,6 +83,7 @@ class KubernetesLogsSource:
         self._files: dict[TailedFile, _FileState] = {}
         self._merged_cap = config.max_merged_line_bytes or config.max_line_bytes
         # counters, read by the metrics layer
+        self.events_in = 0  # raw lines taken from the files, before merging
         self.events_out = 0
         self.bytes_in = 0
         self.enrichment_misses = 0
@@ -119,6 +120,7 @@ class KubernetesLogsSource:
             )
         ctx = self._context(file, state)
         self.bytes_in += chunk.nbytes
+        self.events_in += len(chunk.lines)
         parser = state.parser
         if state.excluded:
             parsed = []
