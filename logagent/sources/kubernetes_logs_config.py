@@ -61,7 +61,7 @@ class KubernetesLogsConfig(
     include_paths_glob_patterns: list[str] = msgspec.field(default_factory=lambda: ["**/*"])
     exclude_paths_glob_patterns: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE_PATTERNS))
     rescan_interval_secs: float = 10.0
-    rotate_wait_secs: float = 10.0
+    rotate_wait_secs: float = 300.0
     delay_deletion_ms: int = 60000
     extra_label_selector: str = ""
     extra_field_selector: str = ""
