@@ -193,3 +193,30 @@ def test_stalled_sink_keeps_memory_bounded_and_loses_nothing(tmp_path: Path) -> 
     finally:
         agent.stop()
         os.close(read_fd)
+
+
+def test_closed_stdout_pipe_is_logged_once_and_the_agent_stops_cleanly(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    config = offline_config(tmp_path, pods)
+    read_fd, write_fd = os.pipe()
+    agent = AgentProcess(config, write_fd)
+    os.close(write_fd)
+    writer = LogWriter(pods, "user-test", "p", "uid-p", line_bytes=LINE_BYTES)
+    try:
+        agent.wait_for_log("started")
+        writer.write(10)
+        os.read(read_fd, 1)  # something was delivered
+        os.close(read_fd)  # the reader goes away
+        for _ in range(20):
+            writer.write(100)
+            time.sleep(0.05)
+        assert agent.wait(timeout=30) == 1
+    finally:
+        writer.close()
+        agent.stop()
+    events = agent.log_events()
+    closed = [e for e in events if e.get("event", "").startswith("console sink output closed")]
+    assert len(closed) == 1
+    assert events[-1]["event"] == "stopped"
+    assert not any(e.get("level") == "critical" or "Traceback" in str(e) for e in events)
