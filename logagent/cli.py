@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(config: object, *, once: bool) -> int:
+    from logagent.kube.client import KubeConfigError
+    from logagent.kube.snapshot import SnapshotError
     from logagent.sinks.console import SinkClosed
     from logagent.topology import Topology
 
@@ -83,6 +85,9 @@ async def _run(config: object, *, once: bool) -> int:
         log.info("health and metrics API listening", url=api_server.url)
     try:
         await topology.run(once=once)
+    except (KubeConfigError, SnapshotError) as exc:
+        log.error("invalid kubernetes configuration", error=str(exc))
+        return EXIT_CONFIG
     except SinkClosed:
         return EXIT_RUNTIME
     except Exception:

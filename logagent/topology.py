@@ -128,14 +128,15 @@ class Topology:
                     await self.deliver(name, out_batch)
 
     async def run(self, *, once: bool = False) -> None:
+        if self.hub is not None:
+            # first, so a bad kubeconfig or snapshot stops us before anything runs
+            await self.hub.start()
         for sink in self.sinks.values():
             await sink.start()
         sink_tasks = {
             asyncio.create_task(self._run_sink(cid, sink), name=f"sink:{cid}") for cid, sink in self.sinks.items()
         }
         self.sinks_started = True
-        if self.hub is not None:
-            await self.hub.start()
         source_tasks: set[asyncio.Task[None]] = set()
         try:
             if self.hub is not None:

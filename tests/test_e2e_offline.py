@@ -313,3 +313,18 @@ def test_bundled_examples_validate() -> None:
     for example in sorted((REPO / "examples").glob("*.yaml")):
         result = run_agent("validate", "--config", str(example), env={"NODE_NAME": "node-1"})
         assert result.returncode == 0, f"{example.name}: {result.stderr.decode()}"
+
+
+def test_missing_snapshot_or_kubeconfig_exits_78_before_anything_runs(tmp_path: Path) -> None:
+    for kube in (f"snapshot: {tmp_path / 'nope.json'}", f"kubeconfig: {tmp_path / 'nope.kubeconfig'}"):
+        config = tmp_path / "agent.yaml"
+        config.write_text(
+            f"data_dir: {tmp_path / 'data'}\napi: {{enabled: false}}\n"
+            f"kubernetes: {{node_name: n1, {kube}}}\n"
+            f"sources:\n  a: {{type: kubernetes_logs, log_dir: {tmp_path}}}\n"
+            "sinks:\n  o: {type: console, inputs: [a]}\n"
+        )
+        result = run_agent("run", "--config", str(config), "--once")
+        assert result.returncode == 78, result.stderr.decode()
+        assert "nope" in result.stderr.decode()
+        assert not (tmp_path / "data").exists()
