@@ -19,6 +19,7 @@ from logagent.files import Chunk, FileTailer, TailedFile, TailerConfig
 from logagent.files.checkpoints import CheckpointStore
 from logagent.kube.interface import MetadataHub
 from logagent.kube.model import NamespaceMeta, NodeMeta, PodMeta
+from logagent.observe.ratelimit import warn_limited
 from logagent.parsers import LineParser
 from logagent.sources.enrichment import Enricher
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
@@ -169,7 +170,13 @@ class KubernetesLogsSource:
             self.files_excluded += 1
             log.debug("file excluded", source=self.component_id, file=file.path)
         if pod is None and hub is not None and not state.resolved:
-            log.info("no metadata for pod; using what its path says", source=self.component_id, file=file.path)
+            warn_limited(
+                log,
+                ("unknown_pod", self.component_id),
+                "no metadata for pod; using what its path says",
+                source=self.component_id,
+                file=file.path,
+            )
         state.resolved = True
         fields = self.enricher.fields(
             file,
