@@ -7,6 +7,7 @@ from typing import Any
 from .compiler import Compiler
 from .parser import parse_condition
 from .paths import Evaluator
+from .syntax import Binary, Literal, Node, Path
 
 
 class Condition:
@@ -17,12 +18,21 @@ class Condition:
     is counted in ``runtime_errors``; ``last_error`` keeps the latest reason.
     """
 
-    __slots__ = ("source", "paths", "runtime_errors", "last_error", "_evaluate")
+    __slots__ = ("source", "paths", "field_equals", "runtime_errors", "last_error", "_evaluate")
 
-    def __init__(self, source: str, evaluate: Evaluator, paths: frozenset[tuple[str | int, ...]]) -> None:
+    def __init__(
+        self,
+        source: str,
+        evaluate: Evaluator,
+        paths: frozenset[tuple[str | int, ...]],
+        field_equals: tuple[str, str] | None = None,
+    ) -> None:
         self.source = source
         #: every field path the condition reads; () is the whole record
         self.paths = paths
+        #: (key, text) when the whole condition is ``.key == "text"`` on a
+        #: top-level key: batches can then be split without calling it per record
+        self.field_equals = field_equals
         self.runtime_errors = 0
         self.last_error: str | None = None
         self._evaluate = evaluate
@@ -56,5 +66,22 @@ class Condition:
 def compile_condition(text: str) -> Condition:
     """Compile VRL condition ``text`` once; raises ConditionSyntaxError with line/column."""
     compiler = Compiler(text)
-    evaluate = compiler.compile(parse_condition(text))
-    return Condition(text, evaluate, frozenset(compiler.paths))
+    tree = parse_condition(text)
+    evaluate = compiler.compile(tree)
+    return Condition(text, evaluate, frozenset(compiler.paths), _field_equals(tree))
+
+
+def _field_equals(node: Node) -> tuple[str, str] | None:
+    """(key, text) for ``.key == "text"`` / ``"text" == .key`` (a str literal, a top-level key)."""
+    if not isinstance(node, Binary) or node.op != "==":
+        return None
+    for path, literal in ((node.left, node.right), (node.right, node.left)):
+        if (
+            isinstance(path, Path)
+            and isinstance(literal, Literal)
+            and len(path.segments) == 1
+            and type(path.segments[0]) is str
+            and type(literal.value) is str
+        ):
+            return path.segments[0], literal.value
+    return None

@@ -8,12 +8,17 @@ that share the input's groups acquire them first.
 from __future__ import annotations
 
 import abc
+from itertools import compress, repeat
+from operator import attrgetter, eq, not_
 
 from logagent.acks import Batch
 from logagent.conditions import Condition
 from logagent.event import PER_LINE_KEYS, LogEvent
 
 DEFAULT_OUTPUT = ""
+
+#: per-line keys that are LogEvent attributes holding exactly what ``get`` returns
+EVENT_ATTRIBUTES = frozenset({"message", "stream", "timestamp"})
 
 
 class Transform(abc.ABC):
@@ -41,16 +46,31 @@ class BatchCondition:
     version, so its result is cached in the context's memo.
     """
 
-    __slots__ = ("condition", "metadata_only")
+    __slots__ = ("condition", "metadata_only", "field_equals")
 
     def __init__(self, condition: Condition) -> None:
         self.condition = condition
         self.metadata_only = condition.reads_only_outside(PER_LINE_KEYS)
+        #: (attribute, text) for ``.stream == "stderr"``-like conditions on a
+        #: per-line field: evaluated by comparing the event attribute in C
+        self.field_equals: tuple[str, str] | None = None
+        shape = condition.field_equals
+        if shape is not None and shape[0] in EVENT_ATTRIBUTES:
+            self.field_equals = shape
+
+    def values(self, events: list[LogEvent]) -> list[object]:
+        """The compared field of each event (only for a ``field_equals`` condition)."""
+        assert self.field_equals is not None
+        return list(map(attrgetter(self.field_equals[0]), events))
 
     def split(self, batch: Batch) -> tuple[list[LogEvent], list[LogEvent]]:
         """(matching, not matching) events, in order."""
         events = batch.events
         condition = self.condition
+        if self.field_equals is not None:
+            text = self.field_equals[1]
+            hits = list(map(eq, self.values(events), repeat(text)))
+            return list(compress(events, hits)), list(compress(events, map(not_, hits)))
         if self.metadata_only:
             if batch.ctx is not None:
                 return (events, []) if self._memo(batch.ctx) else ([], events)

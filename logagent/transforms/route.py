@@ -6,6 +6,9 @@ A record goes to every route whose condition it matches, and to
 
 from __future__ import annotations
 
+from itertools import compress, repeat
+from operator import eq, not_
+
 import msgspec
 
 from logagent.acks import Batch
@@ -39,6 +42,12 @@ class RouteTransform(Transform):
         super().__init__(component_id)
         self.routes = [(name, BatchCondition(compile_condition(text))) for name, text in config.route.items()]
         self.conditions = [cond.condition for _, cond in self.routes]
+        # Routes that all compare the same per-line field with text (e.g. one
+        # route per .stream value) are split in one pass over that field.
+        shapes = {cond.field_equals for _, cond in self.routes}
+        keys = {shape[0] for shape in shapes if shape is not None}
+        self._by_field = None not in shapes and len(keys) == 1 and len(self.routes) > 1
+        self._texts = frozenset(shape[1] for shape in shapes if shape is not None)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -54,6 +63,16 @@ class RouteTransform(Transform):
                 produced.append((name, matched))
             if unmatched:
                 produced.append((UNMATCHED, unmatched))
+        elif self._by_field:
+            values = self.routes[0][1].values(batch.events)
+            for name, cond in self.routes:
+                text = cond.field_equals[1]  # type: ignore[index]
+                matched = list(compress(batch.events, map(eq, values, repeat(text))))
+                if matched:
+                    produced.append((name, matched))
+            rest = list(compress(batch.events, map(not_, map(self._texts.__contains__, values))))
+            if rest:
+                produced.append((UNMATCHED, rest))
         else:
             matched_any: set[int] = set()
             for name, cond in self.routes:

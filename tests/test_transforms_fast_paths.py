@@ -1,0 +1,62 @@
+"""The hot-path shortcuts of filter/route give exactly what evaluating each record gives."""
+
+from __future__ import annotations
+
+import itertools
+
+from logagent.acks import AckGroup, Batch
+from logagent.conditions import compile_condition
+from logagent.event import FileContext, LogEvent
+from logagent.transforms.base import BatchCondition
+from logagent.transforms.route import UNMATCHED, RouteConfig, RouteTransform
+
+CTX_A = FileContext({"file": "/a.log", "kubernetes": {"pod_labels": {"tier": "frontend"}}})
+CTX_B = FileContext({"file": "/b.log", "kubernetes": {"pod_labels": {"tier": "backend"}}})
+CTX_EMPTY = FileContext({})
+
+
+def sample_events() -> list[LogEvent]:
+    streams = ["stdout", "stderr", None, "other"]
+    messages = ["hello", "stderr", "", 'quote " and \\ and \u00e9\n']
+    timestamps = ["2026-12-02T10:00:00.000000001Z", None]
+    out = []
+    for stream, message, timestamp, ctx, truncated in itertools.product(
+        streams, messages, timestamps, (CTX_A, CTX_B, CTX_EMPTY), (False, True)
+    ):
+        out.append(LogEvent(message, stream, timestamp, ctx, truncated))
+    return out
+
+
+def test_field_equality_shape_is_recognised_only_for_plain_text_comparisons() -> None:
+    assert compile_condition('.stream == "stderr"').field_equals == ("stream", "stderr")
+    assert compile_condition('"x" == .message').field_equals == ("message", "x")
+    for text in ('.stream != "x"', ".stream == 1", '.a.b == "x"', '.stream == "x" && true', ".stream == null"):
+        assert compile_condition(text).field_equals is None, text
+
+
+def test_field_equality_split_matches_per_record_evaluation() -> None:
+    events = sample_events()
+    batch = Batch(events, [AckGroup()], 100)
+    for text in ('.stream == "stderr"', '"hello" == .message', '.timestamp == "2026-12-02T10:00:00.000000001Z"',
+                 '.message == "stderr"'):
+        cond = BatchCondition(compile_condition(text))
+        assert cond.field_equals is not None
+        matched, unmatched = cond.split(batch)
+        reference = compile_condition(text)
+        assert matched == [e for e in events if reference(e)]
+        assert unmatched == [e for e in events if not reference(e)]
+
+
+def test_route_by_one_field_matches_per_record_evaluation() -> None:
+    events = sample_events()
+    routes = {"out": '.stream == "stdout"', "err": '.stream == "stderr"', "again": '.stream == "stdout"'}
+    route = RouteTransform("r", RouteConfig(inputs=["s"], route=routes))
+    ack = AckGroup()
+    produced = dict((name, b.events) for name, b in route.process(Batch(events, [ack], 100)))
+    for name, text in routes.items():
+        condition = compile_condition(text)
+        assert produced.get(name, []) == [e for e in events if condition(e)], name
+    conditions = [compile_condition(t) for t in routes.values()]
+    assert produced[UNMATCHED] == [e for e in events if not any(c(e) for c in conditions)]
+    assert ack.pending == len(produced)
+
