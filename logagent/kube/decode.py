@@ -19,7 +19,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from logagent.kube.model import ContainerMeta, KubeObject, NamespaceMeta, NodeMeta, PodMeta
+from logagent.kube.model import (
+    NAMESPACE_NAME_LABEL,
+    ContainerMeta,
+    KubeObject,
+    NamespaceMeta,
+    NodeMeta,
+    PodMeta,
+)
 
 #: the resource names (URL plural) of the kinds the agent watches
 Kind = Literal["pods", "namespaces", "nodes"]
@@ -231,8 +238,15 @@ def _pod_meta(pod: _Pod) -> PodMeta:
 
 def _namespace_meta(obj: _Named) -> NamespaceMeta:
     md = obj.metadata
+    labels = md.labels
+    if labels:
+        # the name label's value is the namespace's own name: NamespaceMeta
+        # drops it, so interning it would only grow the intern table
+        labels = {
+            _intern(k): (v if k == NAMESPACE_NAME_LABEL else _intern(v)) for k, v in labels.items()
+        }
     return NamespaceMeta(
-        name=_intern(md.name), resource_version=md.resource_version, labels=_labels(md.labels)
+        name=md.name, resource_version=md.resource_version, labels=labels or _EMPTY
     )
 
 

@@ -51,10 +51,96 @@ class PodMeta(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     deleted_at: float | None = None
 
 
-class NamespaceMeta(msgspec.Struct, frozen=True, gc=False, kw_only=True):
+#: the label the apiserver puts on every namespace (1.21+), always equal to its name
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+#: how many distinct label sets :func:`_shared_labels` remembers
+_SHARED_LABEL_SETS = 1024
+_shared_label_sets: dict[int, dict[str, str]] = {}
+
+
+def _shared_labels(labels: dict[str, str]) -> dict[str, str]:
+    """An equal dict already held by a recently built namespace, else ``labels`` itself.
+
+    Bounded (oldest label set forgotten first), so namespaces with unique
+    labels cost what they would without sharing and nothing leaks.
+    """
+    if not labels:
+        return labels
+    key = hash(tuple(labels.items()))
+    known = _shared_label_sets.get(key)
+    if known is not None and known == labels:
+        return known
+    if len(_shared_label_sets) >= _SHARED_LABEL_SETS:
+        del _shared_label_sets[next(iter(_shared_label_sets))]
+    _shared_label_sets[key] = labels
+    return labels
+
+
+class NamespaceMeta:
+    """A namespace's name and labels.
+
+    Clusters can hold 10^5 namespaces, so this one is built for size (see
+    benchmarks/README.md): every namespace carries ``kubernetes.io/metadata.name
+    = <its name>`` and its other labels are usually the same as many other
+    namespaces'. The object keeps those other labels in a dict shared between
+    namespaces and only the position of the name label; ``labels`` rebuilds the
+    full dict, which readers do once per file and metadata version, never per
+    line. Immutable and compared by value like the msgspec model objects; a
+    plain slotted class because a msgspec Struct cannot take ``labels`` in its
+    constructor while storing something else.
+    """
+
+    __slots__ = ("name", "resource_version", "_other_labels", "_name_label_at")
+
     name: str
     resource_version: str
-    labels: dict[str, str]
+    _other_labels: dict[str, str]
+    _name_label_at: int
+
+    def __init__(self, *, name: str, resource_version: str, labels: dict[str, str]) -> None:
+        name_label_at = -1
+        if labels.get(NAMESPACE_NAME_LABEL) == name:
+            keys = list(labels)
+            name_label_at = keys.index(NAMESPACE_NAME_LABEL)
+            labels = {k: v for k, v in labels.items() if k != NAMESPACE_NAME_LABEL}
+        setattr_ = object.__setattr__
+        setattr_(self, "name", name)
+        setattr_(self, "resource_version", resource_version)
+        setattr_(self, "_other_labels", _shared_labels(labels))
+        setattr_(self, "_name_label_at", name_label_at)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """All labels, in the order the API sent them. Never mutate the result."""
+        if self._name_label_at < 0:
+            return self._other_labels
+        items = list(self._other_labels.items())
+        items.insert(self._name_label_at, (NAMESPACE_NAME_LABEL, self.name))
+        return dict(items)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"immutable type: 'NamespaceMeta' object attribute {name!r} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"immutable type: 'NamespaceMeta' object attribute {name!r} cannot be deleted")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NamespaceMeta):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.resource_version == other.resource_version
+            and self.labels == other.labels
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # like a frozen Struct holding a dict
+
+    def __repr__(self) -> str:
+        return (
+            f"NamespaceMeta(name={self.name!r}, resource_version={self.resource_version!r}, "
+            f"labels={self.labels!r})"
+        )
 
 
 class NodeMeta(msgspec.Struct, frozen=True, gc=False, kw_only=True):

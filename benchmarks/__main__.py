@@ -1,0 +1,55 @@
+"""``python -m benchmarks NAME [options]``: run one benchmark by hand (never part of the tests).
+
+Each benchmark is a module of this package with a ``main(argv) -> int``; it is
+imported only when asked for, so one that is missing or broken does not stop
+the others. ``python -m benchmarks NAME --help`` shows a benchmark's options.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+#: command name -> (module, what it measures)
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "memory": ("benchmarks.memory", "RSS/CPU of the metadata stores vs namespace count; naive baseline"),
+    "control-plane": ("benchmarks.control_plane", "apiserver requests by verb and resource: start, steady state, restart"),
+    "throughput": ("benchmarks.throughput", "lines per second through the pipeline"),
+    "latency": ("benchmarks.latency", "time from a line written to the line delivered"),
+    "http": ("benchmarks.http_ship", "shipping to an HTTP endpoint"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: python -m benchmarks NAME [options]", "", "benchmarks:"]
+    lines += [f"  {name:<14} {what}" for name, (_, what) in BENCHMARKS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in BENCHMARKS:
+        print(f"unknown benchmark {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name = BENCHMARKS[name][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the benchmark exists but one of its imports is missing
+        print(f"benchmark {name!r} is not available yet: {module_name.replace('.', '/')}.py does not exist",
+              file=sys.stderr)
+        return 2
+    main_fn = getattr(module, "main", None)
+    if main_fn is None:
+        print(f"benchmark {name!r}: {module_name} has no main(argv) function", file=sys.stderr)
+        return 2
+    return int(main_fn(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
