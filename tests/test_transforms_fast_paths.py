@@ -6,6 +6,7 @@ import itertools
 
 from logagent.acks import AckGroup, Batch
 from logagent.conditions import compile_condition
+from logagent.encoding import encode_json, encode_ndjson
 from logagent.event import FileContext, LogEvent
 from logagent.transforms.base import BatchCondition
 from logagent.transforms.route import UNMATCHED, RouteConfig, RouteTransform
@@ -60,3 +61,9 @@ def test_route_by_one_field_matches_per_record_evaluation() -> None:
     assert produced[UNMATCHED] == [e for e in events if not any(c(e) for c in conditions)]
     assert ack.pending == len(produced)
 
+
+
+def test_encode_ndjson_is_encode_json_per_line() -> None:
+    events = sample_events()
+    assert encode_ndjson(events) == b"".join(encode_json(e) + b"\n" for e in events)
+    assert encode_ndjson([]) == b""

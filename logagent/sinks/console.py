@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from typing import Literal
 
 import msgspec
 import structlog
 
-from logagent.encoding import encode_json, encode_text
+from logagent.acks import Batch
+from logagent.encoding import encode_ndjson, encode_text
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
 
@@ -43,7 +45,7 @@ class ConsoleSink(Sink):
         super().__init__(component_id)
         self.config = config
         self.fd = fd if fd is not None else (1 if config.target == "stdout" else 2)
-        self._encode = encode_json if config.encoding == "json" else encode_text
+        self._json = config.encoding == "json"
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
         self.events_in = 0
         self.events_sent = 0
@@ -51,7 +53,6 @@ class ConsoleSink(Sink):
 
     async def run(self, inbox: BatchQueue) -> None:
         loop = asyncio.get_running_loop()
-        encode = self._encode
         while True:
             batch = await inbox.get()
             if batch is None:
@@ -61,19 +62,25 @@ class ConsoleSink(Sink):
             while size < _WRITE_BYTES and (more := inbox.get_nowait()) is not None:
                 batches.append(more)
                 size += more.nbytes
-            lines = [encode(event) for b in batches for event in b.events]
-            self.events_in += len(lines)
-            lines.append(b"")
-            data = b"\n".join(lines)
+            count = sum(len(b.events) for b in batches)
+            self.events_in += count
+            data = self._render(batches)
             try:
                 await loop.run_in_executor(self._executor, _write_all, self.fd, data)
             except (BrokenPipeError, ConnectionResetError) as exc:
                 log.error("console sink output closed; shutting down", component_id=self.component_id, error=str(exc))
                 raise SinkClosed(str(exc)) from None
-            self.events_sent += len(lines) - 1
+            self.events_sent += count
             self.bytes_sent += len(data)
             for b in batches:
                 b.release()
+
+    def _render(self, batches: list[Batch]) -> bytes:
+        if self._json:
+            return encode_ndjson(chain.from_iterable(b.events for b in batches))
+        lines = [encode_text(event) for b in batches for event in b.events]
+        lines.append(b"")
+        return b"\n".join(lines)
 
     async def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
