@@ -40,9 +40,18 @@ def encode_text(event: LogEvent) -> bytes:
 def encode_ndjson(events: Iterable[LogEvent]) -> bytes:
     """Events as JSON lines, each ending in a newline, joined in one buffer.
 
-    The same bytes as ``encode_json`` per event plus ``b"\\n"``, built in one
-    pass: a common record (a known stream, a timestamp, not truncated) is
-    five parts, its message and timestamp the only encoder calls.
+    The same bytes as ``encode_json`` per event plus ``b"\\n"``.
+    """
+    return b"".join(encode_ndjson_parts(events))
+
+
+def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
+    """The pieces of ``encode_ndjson`` in order, not joined (for ``os.writev``).
+
+    One pass: a common record (a known stream, a timestamp, not truncated) is
+    five parts, its message and timestamp the only encoder calls. The file's
+    pre-encoded fields (often most of a record's bytes) are referenced, not
+    copied.
     """
     parts: list[bytes] = []
     encode = _encode
@@ -54,4 +63,4 @@ def encode_ndjson(events: Iterable[LogEvent]) -> bytes:
             parts += (event.ctx.json_head, encode(event.message), tail, encode(timestamp), b"}\n")
         else:
             parts += (encode_json(event), b"\n")
-    return b"".join(parts)
+    return parts

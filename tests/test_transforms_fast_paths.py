@@ -67,3 +67,28 @@ def test_encode_ndjson_is_encode_json_per_line() -> None:
     events = sample_events()
     assert encode_ndjson(events) == b"".join(encode_json(e) + b"\n" for e in events)
     assert encode_ndjson([]) == b""
+
+
+def test_console_writev_delivers_every_byte_through_a_small_pipe() -> None:
+    import os
+    import threading
+
+    from logagent.encoding import encode_ndjson_parts
+    from logagent.sinks.console import _write_parts
+
+    events = sample_events() * 40
+    parts = encode_ndjson_parts(events)
+    read_fd, write_fd = os.pipe()
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_fd, 4096):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    assert _write_parts(write_fd, parts) == sum(map(len, parts))
+    os.close(write_fd)
+    reader.join(timeout=10)
+    os.close(read_fd)
+    assert bytes(received) == encode_ndjson(events)

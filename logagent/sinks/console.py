@@ -18,7 +18,7 @@ import msgspec
 import structlog
 
 from logagent.acks import Batch
-from logagent.encoding import encode_ndjson, encode_text
+from logagent.encoding import encode_ndjson_parts, encode_text
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
 
@@ -26,6 +26,8 @@ log = structlog.get_logger(__name__)
 
 #: write at most this much in one system call batch
 _WRITE_BYTES = 1 << 20
+#: buffers per writev call (the kernel's IOV_MAX)
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024)
 
 
 class ConsoleSinkConfig(msgspec.Struct, tag="console", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -64,29 +66,45 @@ class ConsoleSink(Sink):
                 size += more.nbytes
             count = sum(len(b.events) for b in batches)
             self.events_in += count
-            data = self._render(batches)
+            parts = self._render(batches)
             try:
-                await loop.run_in_executor(self._executor, _write_all, self.fd, data)
+                written = await loop.run_in_executor(self._executor, _write_parts, self.fd, parts)
             except (BrokenPipeError, ConnectionResetError) as exc:
                 log.error("console sink output closed; shutting down", component_id=self.component_id, error=str(exc))
                 raise SinkClosed(str(exc)) from None
             self.events_sent += count
-            self.bytes_sent += len(data)
+            self.bytes_sent += written
             for b in batches:
                 b.release()
 
-    def _render(self, batches: list[Batch]) -> bytes:
+    def _render(self, batches: list[Batch]) -> list[bytes]:
         if self._json:
-            return encode_ndjson(chain.from_iterable(b.events for b in batches))
+            return encode_ndjson_parts(chain.from_iterable(b.events for b in batches))
         lines = [encode_text(event) for b in batches for event in b.events]
         lines.append(b"")
-        return b"\n".join(lines)
+        return [b"\n".join(lines)]
 
     async def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_parts(fd: int, parts: list[bytes]) -> int:
+    """Write ``parts`` in order with writev, never joining them; returns the byte count.
+
+    A short write (a signal, a non-blocking descriptor) goes on with the rest.
+    """
+    total = 0
+    for start in range(0, len(parts), _IOV_MAX):
+        group = parts[start : start + _IOV_MAX]
+        size = sum(map(len, group))
+        written = os.writev(fd, group)
+        if written < size:
+            _write_all(fd, memoryview(b"".join(group))[written:])
+        total += size
+    return total
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
