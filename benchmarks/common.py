@@ -165,8 +165,9 @@ class Emulator:
     def reset_stats(self) -> None:
         self.call("POST", "/_emulator/reset_stats", {})
 
-    def create(self, resource: str, obj: dict[str, Any]) -> None:
-        self.call("POST", f"/_emulator/objects/{resource}", obj)
+    def create(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace; returns the stored object (with its resourceVersion)."""
+        return self.call("POST", f"/_emulator/objects/{resource}", obj)
 
     def seed_namespaces(self, count: int, start: int = 0) -> None:
         if count > 0:

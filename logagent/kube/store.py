@@ -51,7 +51,9 @@ class Store(Generic[T]):
         self._clock = clock
         #: (purge deadline, key, the retained object), in deadline order
         self._graveyard: deque[tuple[float, str, T]] = deque()
-        self._building: dict[str, T] | None = None
+        #: the content being built by a relist: every current key (value None
+        #: until the relist sends that object again) plus the new ones
+        self._building: dict[str, T | None] | None = None
         self._listeners: list[Callable[[T], None]] = []
         self._synced = False
         self._synced_event = asyncio.Event()
@@ -117,7 +119,10 @@ class Store(Generic[T]):
 
     def begin_replace(self) -> None:
         """Start building a new content (initial list or relist) beside the current one."""
-        self._building = {}
+        # Pre-sized with the current keys: a relist of N objects does not go
+        # through the dict's growth steps, each of which briefly holds the old
+        # and the new hash table (measured: benchmarks/README.md, relist peak).
+        self._building = dict.fromkeys(self._items)
 
     def add_replacing(self, obj: T) -> None:
         building = self._building
@@ -125,14 +130,22 @@ class Store(Generic[T]):
             raise RuntimeError("add_replacing() outside begin_replace()/commit_replace()")
         key = self._key(obj)
         old = self._items.get(key)
-        building[key] = old if old is not None and _unchanged(old, obj) else obj
+        if old is not None and _unchanged(old, obj):
+            # keep the stored object under its own key string: keying it by the
+            # new object's equal string would keep a second copy of every key
+            building[self._key(old)] = old
+        else:
+            building[key] = obj
 
     def commit_replace(self) -> None:
         """Swap the built content in; objects missing from it count as deleted."""
-        new = self._building
-        if new is None:
+        building = self._building
+        if building is None:
             raise RuntimeError("commit_replace() without begin_replace()")
         self._building = None
+        for key in [key for key, obj in building.items() if obj is None]:
+            del building[key]  # not in the new state
+        new: dict[str, T] = building  # type: ignore[assignment]  # no None left
         old_items = self._items
         changed = [obj for key, obj in new.items() if old_items.get(key) is not obj]
         if self._retain > 0:

@@ -1,4 +1,8 @@
-"""NamespaceMeta keeps the name label implicitly and shares the other labels between namespaces."""
+"""Memory-motivated behaviours of the metadata side (see benchmarks/README.md):
+
+NamespaceMeta keeps the name label implicitly and shares its other labels
+between namespaces; a relist keeps unchanged objects with their own key strings.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,14 @@ import pytest
 
 from logagent.kube.decode import decode_object
 from logagent.kube.model import NAMESPACE_NAME_LABEL, NamespaceMeta
+from logagent.kube.store import fill, namespace_store
 from tests.apiserver.objects import make_namespace
 
 
-def decoded(name: str, labels: dict[str, str]) -> NamespaceMeta:
-    ns = decode_object("namespaces", msgspec.json.encode(make_namespace(name, labels=labels, last_applied=True)))
+def decoded(name: str, labels: dict[str, str], rv: str = "1") -> NamespaceMeta:
+    obj = make_namespace(name, labels=labels, last_applied=True)
+    obj["metadata"]["resourceVersion"] = rv
+    ns = decode_object("namespaces", msgspec.json.encode(obj))
     assert isinstance(ns, NamespaceMeta)
     return ns
 
@@ -46,3 +53,15 @@ def test_immutable_and_compared_by_value() -> None:
     with pytest.raises(TypeError):
         hash(ns)
     assert "labels={'a': '1'}" in repr(ns)
+
+
+def test_a_relist_keeps_unchanged_objects_under_their_own_key_strings() -> None:
+    store = namespace_store()
+    fill(store, [decoded(f"ns-{i}", {"team": "a"}) for i in range(3)])
+    before = {ns.name: ns for ns in store.values()}
+    fill(store, [decoded("ns-0", {"team": "a"}), decoded("ns-1", {"team": "b"}, rv="2"), decoded("ns-3", {"team": "a"})])
+    assert store.get("ns-0") is before["ns-0"]
+    assert store.get("ns-1") is not before["ns-1"] and store.get("ns-1").labels["team"] == "b"  # type: ignore[union-attr]
+    assert store.get("ns-2") is None and store.get("ns-3") is not None
+    keys = {id(k) for k in store._items}  # noqa: SLF001
+    assert id(before["ns-0"].name) in keys  # not an equal copy from the relist's decoded object
