@@ -56,7 +56,40 @@ class LineSplitter:
             self.pending = tail
         return lines, truncated
 
+    def feed_block(self, data: bytes) -> bytes | None:
+        """The lines completed by ``data`` as one block, without splitting them.
+
+        The block is the complete lines joined by "\\n" (no final newline):
+        ``block.split(b"\\n")`` is what ``feed`` would return. Returns None,
+        consuming nothing, when the block form does not apply (no complete
+        line, inside a skipped rest, a line over ``max_line_bytes``): then call
+        ``feed``, which handles those cases.
+        """
+        if self.skipping:
+            return None
+        joined = self.pending + data if self.pending else data
+        end = joined.rfind(b"\n")
+        if end < 0 or len(joined) - end - 1 > self.max_line_bytes or has_line_over(joined, end, self.max_line_bytes):
+            return None
+        self.pending = joined[end + 1 :]
+        return joined[:end]
+
     def take_unterminated(self) -> bytes | None:
         """The buffered incomplete line, for a file that will never grow again."""
         tail, self.pending = self.pending, b""
         return tail or None
+
+
+def has_line_over(data: bytes, end: int, limit: int) -> bool:
+    """Whether ``data[:end]`` holds a line (between newlines) longer than ``limit``.
+
+    Steps from newline to newline at most ``limit + 1`` bytes apart, with one
+    ``rfind`` per step: a few steps per read, not one per line.
+    """
+    start = 0
+    while end - start > limit:
+        newline = data.rfind(b"\n", start, start + limit + 1)
+        if newline < 0:
+            return True
+        start = newline + 1
+    return False

@@ -55,7 +55,9 @@ class Chunk:
     on ``ack`` and releases it when every record made from these lines is
     delivered or dropped on purpose; the file's checkpoint then moves to
     ``end_offset`` once every earlier chunk of the file is done too.
-    ``nbytes`` is the number of file bytes the chunk accounts for.
+    ``nbytes`` is the number of file bytes the chunk accounts for. The tailer
+    may hand the lines over as one ``block`` (see there); ``count`` is the
+    number of lines either way.
 
     ``eof`` is True on the last chunk of a file: nothing more will come for
     this ``TailedFile`` (it was deleted or rotated away and drained, or a
@@ -64,26 +66,44 @@ class Chunk:
     bytes that never got their newline.
     """
 
-    __slots__ = ("file", "lines", "truncated", "ack", "nbytes", "end_offset", "eof")
+    __slots__ = ("file", "_lines", "block", "truncated", "ack", "nbytes", "end_offset", "eof")
 
     def __init__(
         self,
         file: TailedFile,
-        lines: list[bytes],
+        lines: list[bytes] | None,
         truncated: frozenset[int] | None,
         ack: AckGroup,
         nbytes: int,
         end_offset: int,
         eof: bool = False,
+        block: bytes | None = None,
     ) -> None:
         self.file = file
-        self.lines = lines
+        self._lines = lines
+        #: the same lines as one buffer, joined by "\n" (no final newline), when
+        #: the tailer read them so (never with truncated lines); ``lines`` is
+        #: then split from it on first use
+        self.block = block
         self.truncated = truncated
         self.ack = ack
         self.nbytes = nbytes
         self.end_offset = end_offset
         self.eof = eof
 
+    @property
+    def count(self) -> int:
+        """``len(lines)``, without splitting a block."""
+        if self._lines is not None:
+            return len(self._lines)
+        return self.block.count(b"\n") + 1 if self.block is not None else 0
+
+    @property
+    def lines(self) -> list[bytes]:
+        if self._lines is None:
+            self._lines = self.block.split(b"\n") if self.block is not None else []
+        return self._lines
+
     def __repr__(self) -> str:
-        return (f"Chunk(file={self.file.id}, lines={len(self.lines)}, end_offset={self.end_offset}, "
+        return (f"Chunk(file={self.file.id}, lines={self.count}, end_offset={self.end_offset}, "
                 f"eof={self.eof})")

@@ -317,14 +317,18 @@ class FileTailer:
         state.read_pos += len(data)
         if state.read_pos < st.st_size:
             self._mark_ready(f)  # more to read: back of the queue, others get their turn
+        block = state.splitter.feed_block(data)
+        if block is not None:  # the common read: complete lines, none cut, left unsplit
+            await self._emit_chunk(f, None, None, state.read_pos - len(state.splitter.pending), eof=False, block=block)
+            return
         lines, truncated = state.splitter.feed(data)
         if lines:
             end = state.read_pos - len(state.splitter.pending)
             self.lines_truncated += len(truncated) if truncated else 0
             await self._emit_chunk(f, lines, frozenset(truncated) if truncated else None, end, eof=False)
 
-    async def _emit_chunk(self, f: TailedFile, lines: list[bytes], truncated: frozenset[int] | None,
-                          end: int, *, eof: bool) -> None:
+    async def _emit_chunk(self, f: TailedFile, lines: list[bytes] | None, truncated: frozenset[int] | None,
+                          end: int, *, eof: bool, block: bytes | None = None) -> None:
         if self._stopping:
             return
         state: _FileState = f.state
@@ -334,7 +338,7 @@ class FileTailer:
         state.inflight.append(entry)
         self._unacked += nbytes
         self._chunks_in_flight += 1
-        chunk = Chunk(f, lines, truncated, AckGroup(partial(self._on_ack, f, entry)), nbytes, end, eof)
+        chunk = Chunk(f, lines, truncated, AckGroup(partial(self._on_ack, f, entry)), nbytes, end, eof, block)
         self.chunks_emitted += 1
         assert self._emit is not None
         self._emitting = asyncio.current_task()

@@ -121,15 +121,21 @@ class KubernetesLogsSource:
             )
         ctx = self._context(file, state)
         self.bytes_in += chunk.nbytes
-        self.events_in += len(chunk.lines)
         parser = state.parser
+        events: list[LogEvent] | None = None
         if state.excluded:
-            parsed = []
+            self.events_in += chunk.count
         else:
-            malformed, truncated = parser.malformed, parser.truncated
-            parsed = parser.feed(chunk.lines, chunk.truncated) if chunk.lines else []
+            lines_in, malformed, truncated = parser.lines_in, parser.malformed, parser.truncated
+            if chunk.block is not None:
+                events = parser.feed_block(chunk.block, ctx)
+            parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
             if chunk.eof:
                 parsed += parser.flush()
+            if parsed:
+                made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
+                events = events + made if events else made
+            self.events_in += parser.lines_in - lines_in
             self.parse_errors += parser.malformed - malformed
             self.lines_truncated += parser.truncated - truncated
         if chunk.eof:
@@ -139,11 +145,10 @@ class KubernetesLogsSource:
         acks: list[AckGroup] = []
         if not parser.pending_bytes() or chunk.eof or state.held_bytes > MAX_HELD_BYTES:
             acks, state.held, state.held_bytes = state.held, [], 0
-        if not parsed:
+        if not events:
             for ack in acks:
                 ack.release()
             return None
-        events = [LogEvent(message, stream, timestamp, ctx, truncated) for message, stream, timestamp, truncated in parsed]
         self.events_out += len(events)
         if self.hub is not None and state.pod is None:
             self.enrichment_misses += len(events)
