@@ -138,6 +138,14 @@ def test_line_splitter_block_refuses_long_lines_and_skipped_rests() -> None:
     assert cut == [0] and splitter.skipping
     assert splitter.feed_block(b"rest\nnext\n") is None
     assert splitter.feed(b"rest\nnext\n")[0] == [b"next"]
+    splitter = LineSplitter(8)
+    assert splitter.feed_block(b"ab\n12345") == b"ab"
+    assert splitter.feed_block(b"6789\nx\n") is None  # pending + its rest: 9 bytes, over the limit
+    assert splitter.pending == b"12345"  # nothing consumed
+    splitter = LineSplitter(8)
+    assert splitter.feed_block(b"ab\n1234") == b"ab"
+    assert splitter.feed_block(b"5678\nxy\nz") == b"12345678\nxy"  # exactly the limit
+    assert splitter.pending == b"z"
 
 
 def test_has_line_over() -> None:

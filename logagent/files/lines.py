@@ -67,12 +67,19 @@ class LineSplitter:
         """
         if self.skipping:
             return None
-        joined = self.pending + data if self.pending else data
-        end = joined.rfind(b"\n")
-        if end < 0 or len(joined) - end - 1 > self.max_line_bytes or has_line_over(joined, end, self.max_line_bytes):
+        end = data.rfind(b"\n")
+        limit = self.max_line_bytes
+        pending = self.pending
+        if (
+            end < 0
+            or len(data) - end - 1 > limit
+            or (pending and len(pending) + data.find(b"\n") > limit)
+            or has_line_over(data, end, limit)
+        ):
             return None
-        self.pending = joined[end + 1 :]
-        return joined[:end]
+        self.pending = data[end + 1 :]
+        # one copy of the block, not a concatenation and then a slice of it
+        return b"".join((pending, memoryview(data)[:end])) if pending else data[:end]
 
     def take_unterminated(self) -> bytes | None:
         """The buffered incomplete line, for a file that will never grow again."""
