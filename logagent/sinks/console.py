@@ -1,7 +1,10 @@
 """The console sink: one record per line on stdout or stderr.
 
-Writes happen on a dedicated thread so a slow reader of the pipe slows the
-agent's reading (backpressure) without blocking its event loop. A batch is
+Writes to a pipe or socket happen on a dedicated thread, so a slow reader of
+the pipe slows the agent's reading (backpressure) without blocking its event
+loop. Writes to a regular file or /dev/null cannot be held up by a reader, so they
+are made inline: handing each write to
+a thread costs more CPU than the write itself. A batch is
 acknowledged after its bytes were written and flushed. A closed pipe ends the
 sink with :class:`SinkClosed`; the topology then shuts the agent down in order.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from typing import Literal
@@ -49,6 +53,7 @@ class ConsoleSink(Sink):
         self.fd = fd if fd is not None else (1 if config.target == "stdout" else 2)
         self._json = config.encoding == "json"
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
+        self._inline = _never_blocks(self.fd)
         self.events_in = 0
         self.events_sent = 0
         self.bytes_sent = 0
@@ -68,7 +73,11 @@ class ConsoleSink(Sink):
             self.events_in += count
             parts = self._render(batches)
             try:
-                written = await loop.run_in_executor(self._executor, _write_parts, self.fd, parts)
+                if self._inline:
+                    written = _write_parts(self.fd, parts)
+                    await asyncio.sleep(0)  # let the sources and watchers run between writes
+                else:
+                    written = await loop.run_in_executor(self._executor, _write_parts, self.fd, parts)
             except (BrokenPipeError, ConnectionResetError) as exc:
                 log.error("console sink output closed; shutting down", component_id=self.component_id, error=str(exc))
                 raise SinkClosed(str(exc)) from None
@@ -86,6 +95,21 @@ class ConsoleSink(Sink):
 
     async def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _never_blocks(fd: int) -> bool:
+    """Whether writes to ``fd`` cannot wait on a reader: a regular file or /dev/null.
+
+    A terminal can be paused (^S) and a pipe can fill, so those go through the
+    writer thread.
+    """
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            return True
+        return stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev
+    except OSError:
+        return False
 
 
 def _write_parts(fd: int, parts: list[bytes]) -> int:
