@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    /work/venv/bin/python -m benchmarks.http_ship [--lines 400000] [--runs 3]
+    .venv/bin/python -m benchmarks.http_ship [--lines 400000] [--runs 3]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    /work/venv/bin/python -m benchmarks.latency [--rate 1000] [--files 100] [--secs 20] [--idle-secs 30] [--runs 3]
+    .venv/bin/python -m benchmarks.latency [--rate 1000] [--files 100] [--secs 20] [--idle-secs 30] [--runs 3]
 
 A writer in this process appends CRI lines to ``--files`` files at ``--rate``
 lines per second in total (10 ms ticks, round-robin); every message carries

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    /work/venv/bin/python -m benchmarks.throughput [--lines 2000000] [--runs 3] [--profile out.txt]
+    .venv/bin/python -m benchmarks.throughput [--lines 2000000] [--runs 3] [--profile out.txt]
 
 Each run starts a fresh agent (``logagent run --once``, fresh data_dir) on the
 same files and measures its wall time and CPU time (utime+stime of the child,

@@ -19,7 +19,7 @@ from tests.apiserver import ApiServerEmulator, make_namespace, make_node, make_p
 from tests.apiserver.selectors import SelectorError, make_predicate, parse_field_selector, parse_label_selector
 from tests.apiserver.store import POD_FIELDS
 
-FIXTURES = Path("/work/shared/fixtures/kubernetes-api")
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kubernetes-api"
 KUBECTL = "/usr/bin/kubectl"
 REPO = Path(__file__).resolve().parents[1]
 T = 10  # seconds: bound on every async step

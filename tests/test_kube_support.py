@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-FIXTURES = Path("/work/shared/fixtures/kubernetes-api")
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kubernetes-api"
 
 
 def fixture(kind: str) -> bytes:
