@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     emulator = None
     try:
         big, small = workdir / "pods", workdir / "pods-startup"
-        records = write_tree(big, specs, args.lines // len(specs))
+        write_tree(big, specs, args.lines // len(specs))
         write_tree(small, specs, 5)
         check_dir = workdir / "pods-check"
         check_records = write_tree(check_dir, specs, 1000)

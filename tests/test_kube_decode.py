@@ -14,7 +14,7 @@ from logagent.kube.decode import (
     decode_watch_event,
 )
 from logagent.kube.model import ContainerMeta, NamespaceMeta, NodeMeta, PodMeta
-from tests.test_kube_support import event, fixture, pod, to_bytes
+from tests.test_kube_support import fixture, pod, to_bytes
 
 FIXTURE_POD = PodMeta(
     uid="uidValue",

@@ -264,7 +264,7 @@ class TopologyCollector(Collector):
             kind = _kind(sink)
             if not hasattr(sink, "requests"):
                 continue  # a sink without requests (console) has none of these
-            for status, count in _counts(getattr(sink, "requests")).items():
+            for status, count in _counts(sink.requests).items():
                 requests.add_metric([cid, kind, str(status)], count)
             raw_retries = getattr(sink, "retries", None)
             if isinstance(raw_retries, Mapping):

@@ -26,7 +26,7 @@ from logagent.files.lines import has_line_over
 from logagent.parsers.cri import MAX_TS_LEN, MIN_TS_LEN, parse_cri
 from logagent.parsers.cri import STREAMS as CRI_STREAMS
 from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
-from logagent.parsers.docker import decode_docker, decode_line, parse_docker
+from logagent.parsers.docker import decode_line, parse_docker
 from logagent.parsers.merge import ParsedLine, PartialMerger
 
 CRI = "cri"
