@@ -69,8 +69,17 @@ _CONTENT_TYPES = {"ndjson": "application/x-ndjson", "json": "application/json"}
 
 
 def ordering_key(event: LogEvent) -> Hashable:
-    """Records with the same key are delivered in order: one log file."""
-    return event.ctx.fields.get("file")
+    """Records with the same key are delivered in order: one container's log directory.
+
+    Keying by the directory rather than the file also keeps order across a
+    rotation (``0.log`` -> ``0.log.<date>``) and a container restart
+    (``0.log`` -> ``1.log``).
+    """
+    path = event.ctx.fields.get("file")
+    if isinstance(path, str):
+        directory = path.rpartition("/")[0]
+        return directory or path
+    return path
 
 
 def gzip_compress(body: bytes, level: int = GZIP_LEVEL) -> bytes:
