@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(config: object, *, once: bool) -> int:
+    from logagent.config import ConfigError
     from logagent.kube.client import KubeConfigError
     from logagent.kube.snapshot import SnapshotError
     from logagent.sinks.console import SinkClosed
@@ -87,6 +88,9 @@ async def _run(config: object, *, once: bool) -> int:
         await topology.run(once=once)
     except (KubeConfigError, SnapshotError) as exc:
         log.error("invalid kubernetes configuration", error=str(exc))
+        return EXIT_CONFIG
+    except ConfigError as exc:
+        log.error("invalid config", error=str(exc))
         return EXIT_CONFIG
     except SinkClosed:
         return EXIT_RUNTIME

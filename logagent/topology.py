@@ -18,7 +18,7 @@ import msgspec
 import structlog
 
 from logagent.acks import Batch
-from logagent.config import Config
+from logagent.config import Config, ConfigError
 from logagent.files.checkpoints import CheckpointStore
 from logagent.graph import output_ports
 from logagent.kube.interface import MetadataHub
@@ -131,8 +131,16 @@ class Topology:
         if self.hub is not None:
             # first, so a bad kubeconfig or snapshot stops us before anything runs
             await self.hub.start()
-        for sink in self.sinks.values():
-            await sink.start()
+        for cid, sink in self.sinks.items():
+            try:
+                await sink.start()
+            except ValueError as exc:  # e.g. an unreadable TLS file: a config problem
+                if self.hub is not None:
+                    await self.hub.stop()
+                key, sep, reason = str(exc).partition(": ")
+                if sep and " " not in key:
+                    raise ConfigError(reason, f"sinks.{cid}.{key}") from None
+                raise ConfigError(str(exc), f"sinks.{cid}") from None
         sink_tasks = {
             asyncio.create_task(self._run_sink(cid, sink), name=f"sink:{cid}") for cid, sink in self.sinks.items()
         }

@@ -328,3 +328,17 @@ def test_missing_snapshot_or_kubeconfig_exits_78_before_anything_runs(tmp_path: 
         assert result.returncode == 78, result.stderr.decode()
         assert "nope" in result.stderr.decode()
         assert not (tmp_path / "data").exists()
+
+
+def test_unreadable_tls_file_exits_78_naming_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        f"data_dir: {tmp_path / 'data'}\napi: {{enabled: false}}\n"
+        f"kubernetes: {{node_name: n1, snapshot: {REPO / 'examples/quickstart/cluster.json'}}}\n"
+        f"sources:\n  a: {{type: kubernetes_logs, log_dir: {tmp_path}}}\n"
+        "sinks:\n  ship:\n    type: http\n    inputs: [a]\n    uri: https://127.0.0.1:9/ingest\n"
+        f"    tls: {{ca_file: {tmp_path / 'missing-ca.pem'}}}\n"
+    )
+    result = run_agent("run", "--config", str(config), "--once")
+    assert result.returncode == 78, result.stderr.decode()
+    assert "sinks.ship.tls.ca_file: cannot load" in result.stderr.decode()
