@@ -217,6 +217,22 @@ async def test_excluded_pods_and_containers_are_not_collected(apiserver: ApiServ
     source = f"  s0:\n    type: kubernetes_logs\n    log_dir: {pods}\n    insert_node_fields: false\n"
     async with RunningAgent(tmp_path, apiserver, source, "sinks:\n  out: {type: console, inputs: [s0]}\n") as agent:
         await agent.wait_for(lambda r: any(x["message"] == "wanted" for x in r))
+        tailer = agent.topology.sources["s0"].tailer
+        read_before = tailer.bytes_read
+        # the agent's own output keeps growing: it is passed over, not read
+        for i in range(2000):
+            write_line(pods, me, "agent", f"my own log {i} " + "x" * 200)
         await asyncio.sleep(1.0)
+        write_line(pods, web, "app", "wanted again")
+        await agent.wait_for(lambda r: any(x["message"] == "wanted again" for x in r))
+        skipped = tailer.bytes_skipped
+        read_after = tailer.bytes_read
+        # the exclusion is lifted: lines written from now on are collected
+        apiserver.patch_labels("pods", "logagent-x", {"logagent.dev/exclude": None}, namespace="logagent")
+        await asyncio.sleep(0.5)
+        write_line(pods, me, "agent", "collected after the label was removed")
+        await agent.wait_for(lambda r: any(x["message"] == "collected after the label was removed" for x in r))
         records = agent.records()
-    assert [r["message"] for r in records] == ["wanted"]
+    assert [r["message"] for r in records] == ["wanted", "wanted again", "collected after the label was removed"]
+    assert skipped >= 2000 * 200
+    assert read_after - read_before < 10_000

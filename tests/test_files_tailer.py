@@ -554,3 +554,34 @@ async def test_rotate_wait_bounds_how_long_a_gone_file_stays_open(tmp_path: Path
     assert tailer.files_closed_unread == 1
     assert tailer.bytes_unread_on_close > 1 << 20
     assert collector.chunks[-1].eof
+
+
+async def test_skipped_file_is_passed_over_unread_and_resumes_at_the_next_line(tmp_path: Path, store: CheckpointStore) -> None:
+    log = tmp_path / "pods" / "ns_p_uid" / "c" / "0.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"first\n")
+    tailer = FileTailer(make_config(tmp_path / "pods"), store, "src")
+    skipping = {"on": False}
+    tailer.set_skip(lambda f: skipping["on"])
+    emit = Collector(parse=False)
+    async with running(tailer, emit):
+        await emit.wait_for(lambda: emit.lines == 1, "the first line")
+        skipping["on"] = True
+        with open(log, "ab") as fh:
+            fh.write(b"skipped one\nskipped two\nhalf of a li")
+        await emit.wait_for(lambda: tailer.bytes_skipped == len(b"skipped one\nskipped two\nhalf of a li"), "the pass-over")
+        read = tailer.bytes_read
+        skipping["on"] = False
+        with open(log, "ab") as fh:
+            fh.write(b"ne\nkept\n")
+        await emit.wait_for(lambda: emit.lines == 2, "the line after the skipped part")
+        assert tailer.bytes_read - read == len(b"ne\nkept\n")
+    lines = [line for chunk in emit.chunks for line in chunk.lines]
+    assert lines == [b"first", b"kept"]
+    # the checkpoint covers the passed-over bytes: a restart reads nothing again
+    store.flush()
+    again = FileTailer(make_config(tmp_path / "pods"), CheckpointStore(tmp_path / "data"), "src")
+    emit2 = Collector(parse=False)
+    async with running(again, emit2):
+        await asyncio.sleep(0.5)
+    assert [line for chunk in emit2.chunks for line in chunk.lines] == []

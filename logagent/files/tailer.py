@@ -124,7 +124,10 @@ class FileTailer:
         self._emitting: asyncio.Task[None] | None = None
         self._unacked = 0
         self._chunks_in_flight = 0
+        self._skip: Callable[[TailedFile], bool] | None = None
         # stats
+        #: bytes of skipped files passed over without being read
+        self.bytes_skipped = 0
         self.lines_truncated = 0
         self.bytes_read = 0
         self.chunks_emitted = 0
@@ -305,6 +308,9 @@ class FileTailer:
             ):
                 await self._close(f, final=True)
             return
+        if self._skip is not None and self._skip(f):
+            await self._pass_over(f, st.st_size)
+            return
         try:
             data = os.pread(state.fd, want, state.read_pos)
         except OSError as exc:
@@ -326,6 +332,24 @@ class FileTailer:
             end = state.read_pos - len(state.splitter.pending)
             self.lines_truncated += len(truncated) if truncated else 0
             await self._emit_chunk(f, lines, frozenset(truncated) if truncated else None, end, eof=False)
+
+    def set_skip(self, predicate: Callable[[TailedFile], bool] | None) -> None:
+        """Files for which ``predicate`` is true (asked before each read) are not read.
+
+        Their new bytes are passed over: the offset moves to the end of the
+        file (inside a line, the rest of that line is skipped once reading
+        resumes) through an empty chunk, so the checkpoint follows in order.
+        The consumer uses this for files whose lines it would drop anyway,
+        such as those of excluded pods.
+        """
+        self._skip = predicate
+
+    async def _pass_over(self, f: TailedFile, size: int) -> None:
+        state: _FileState = f.state
+        self.bytes_skipped += size - state.read_pos
+        state.read_pos = size
+        state.splitter = LineSplitter(self.config.max_line_bytes, skipping=not _at_line_start(state.fd, size))
+        await self._emit_chunk(f, [], None, size, eof=False)
 
     async def _emit_chunk(self, f: TailedFile, lines: list[bytes] | None, truncated: frozenset[int] | None,
                           end: int, *, eof: bool, block: bytes | None = None) -> None:

@@ -93,6 +93,18 @@ class KubernetesLogsSource:
         self.lines_truncated = 0
         if hub is not None:
             hub.add_pod_listener(self._on_pod)
+        self.tailer.set_skip(self._skip_file)
+
+    def _skip_file(self, file: TailedFile) -> bool:
+        """Whether the tailer may pass over a file's new bytes unread (its pod is excluded).
+
+        Asked before each read, so a change of labels takes effect at once.
+        """
+        state = self._files.get(file)
+        if state is None:
+            return False
+        self._context(file, state)
+        return state.excluded
 
     def _on_pod(self, pod: PodMeta) -> None:
         self.tailer.poke(f"{pod.namespace}_{pod.name}_{pod.uid}")
@@ -143,7 +155,7 @@ class KubernetesLogsSource:
         state.held.append(chunk.ack)
         state.held_bytes += chunk.nbytes
         acks: list[AckGroup] = []
-        if not parser.pending_bytes() or chunk.eof or state.held_bytes > MAX_HELD_BYTES:
+        if not parser.pending_bytes() or chunk.eof or state.excluded or state.held_bytes > MAX_HELD_BYTES:
             acks, state.held, state.held_bytes = state.held, [], 0
         if not events:
             for ack in acks:
