@@ -24,7 +24,7 @@ from logagent.graph import output_ports
 from logagent.kube.interface import MetadataHub
 from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
-from logagent.sinks.console import ConsoleSink, ConsoleSinkConfig
+from logagent.sinks.console import ConsoleSink, ConsoleSinkConfig, SinkClosed
 from logagent.sinks.http import HttpSink, HttpSinkConfig
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
@@ -204,7 +204,7 @@ class Topology:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if type(exc).__name__ != "SinkClosed":
+            if not isinstance(exc, SinkClosed):  # a closed output was logged by the sink
                 log.exception("sink failed", component_id=cid)
             self.inboxes[cid].close()
             self._fail(exc)
