@@ -175,12 +175,16 @@ def _convert_component(section: str, component_id: str, body: Any, kinds: dict[s
         try:
             validate()
         except ValueError as exc:
-            message = str(exc)
-            key, sep, reason = message.partition(": ")
-            if sep and re.fullmatch(r"[A-Za-z0-9_.\[\]-]+", key):
-                raise ConfigError(reason, f"{path}.{key}") from None
-            raise ConfigError(message, path) from None
+            raise component_error(path, str(exc)) from None
     return component
+
+
+def component_error(path: str, message: str) -> ConfigError:
+    """A component's ``"<key>: <reason>"`` (relative key path) as a ConfigError under ``path``."""
+    key, sep, reason = message.partition(": ")
+    if sep and re.fullmatch(r"[A-Za-z0-9_.\[\]-]+", key):
+        return ConfigError(reason, f"{path}.{key}")
+    return ConfigError(message, path)
 
 
 def _convert(data: Any, struct_type: type, prefix: str) -> Any:

@@ -26,18 +26,13 @@ class FileContext:
     conditions that read only these fields (keyed by the condition object).
     """
 
-    __slots__ = ("fields", "json_body", "json_head", "memo", "key")
+    __slots__ = ("fields", "json_head", "memo")
 
-    def __init__(self, fields: dict[str, Any], key: object = None) -> None:
+    def __init__(self, fields: dict[str, Any]) -> None:
         self.fields = fields
-        body = _json_encode(fields)
-        #: the encoded fields without the closing brace, e.g. b'{"file":"..."'
-        self.json_body: bytes = body[:-1]
         #: what precedes every record's encoded message: b'{"file":"...","message":'
-        self.json_head: bytes = self.json_body + b',"message":' if fields else b'{"message":'
+        self.json_head: bytes = _json_encode(fields)[:-1] + b',"message":' if fields else b'{"message":'
         self.memo: dict[object, bool] = {}
-        #: identifies the metadata version this context was built from
-        self.key = key
 
     def get(self, key: str) -> Any:
         return self.fields.get(key)

@@ -18,7 +18,7 @@ import msgspec
 import structlog
 
 from logagent.acks import Batch
-from logagent.config import Config, ConfigError
+from logagent.config import Config, component_error
 from logagent.files.checkpoints import CheckpointStore
 from logagent.graph import output_ports
 from logagent.kube.interface import MetadataHub
@@ -137,10 +137,7 @@ class Topology:
             except ValueError as exc:  # e.g. an unreadable TLS file: a config problem
                 if self.hub is not None:
                     await self.hub.stop()
-                key, sep, reason = str(exc).partition(": ")
-                if sep and " " not in key:
-                    raise ConfigError(reason, f"sinks.{cid}.{key}") from None
-                raise ConfigError(str(exc), f"sinks.{cid}") from None
+                raise component_error(f"sinks.{cid}", str(exc)) from None
         sink_tasks = {
             asyncio.create_task(self._run_sink(cid, sink), name=f"sink:{cid}") for cid, sink in self.sinks.items()
         }

@@ -294,7 +294,6 @@ def test_validate_exit_codes_and_messages(cluster: dict[str, Path]) -> None:
     assert result.stdout == b""
     assert not (cluster["root"] / "data").exists()
     # an unset variable is named
-    result = run_agent("validate", "--config", str(good), env={"NODE_NAME": ""} | {k: v for k, v in os.environ.items() if k != "NODE_NAME"})
     missing_env = {k: v for k, v in os.environ.items() if k != "NODE_NAME"}
     result = subprocess.run(
         [sys.executable, "-m", "logagent", "validate", "--config", str(good)], capture_output=True, env=missing_env, cwd=REPO, timeout=60

@@ -18,7 +18,6 @@ cancellation nothing unacknowledged is released.
 from __future__ import annotations
 
 import asyncio
-import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -28,6 +27,7 @@ import structlog
 
 from logagent.acks import Batch
 from logagent.event import LogEvent
+from logagent.observe.ratelimit import RateLimiter
 from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
@@ -118,7 +118,7 @@ class HttpSink(Sink):
         self._log = structlog.get_logger().bind(component_id=component_id, component_type="http")
         self._uri_for_logs = redact_uri(config.uri)
         self._session: aiohttp.ClientSession | None = None
-        self._log_state: dict[str, tuple[float | None, int]] = {}
+        self._log_limiter = RateLimiter()
         # Counters for metrics.
         self.events_sent = 0
         self.bytes_sent = 0
@@ -357,10 +357,6 @@ class HttpSink(Sink):
         Counters tell how often it happened; ``suppressed`` says how many
         occurrences since the previous line were not logged.
         """
-        now = time.monotonic()
-        last, suppressed = self._log_state.get(kind, (None, 0))
-        if last is not None and now - last < interval:
-            self._log_state[kind] = (last, suppressed + 1)
-            return
-        self._log_state[kind] = (now, 0)
-        getattr(self._log, level)(message, suppressed=suppressed, **fields)
+        suppressed = self._log_limiter.admit(kind, interval)
+        if suppressed is not None:
+            getattr(self._log, level)(message, suppressed=suppressed, **fields)
