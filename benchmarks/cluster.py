@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from benchmarks.common import Emulator
-from tests.apiserver.objects import make_pod
+from apiserver_emulator.objects import make_pod
 
 NODE = "node-1"
 BIG_NODE = "node-big"

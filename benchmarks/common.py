@@ -124,13 +124,13 @@ def log(message: str) -> None:
 
 
 class Emulator:
-    """``python -m tests.apiserver`` in its own process, driven through /_emulator/."""
+    """``python -m apiserver_emulator`` in its own process, driven through /_emulator/."""
 
     def __init__(self, workdir: Path, *, token: str = "bench-token", bookmark_interval: float = 60.0,
                  history_size: int = 10_000) -> None:
         self.kubeconfig = workdir / "kubeconfig"
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", "tests.apiserver", "--port", "0", "--token", token, "--kubeconfig", str(self.kubeconfig),
+            [PYTHON, "-m", "apiserver_emulator", "--port", "0", "--token", token, "--kubeconfig", str(self.kubeconfig),
              "--bookmark-interval", str(bookmark_interval), "--history-size", str(history_size)],
             cwd=REPO, stdout=subprocess.PIPE, stderr=open(workdir / "emulator.stderr", "wb"),
         )

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=400_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    from tests.apiserver.objects import make_namespace, make_node
+    from apiserver_emulator.objects import make_namespace, make_node
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
     specs = pod_specs()

@@ -23,7 +23,7 @@ import tracemalloc
 from typing import Any
 
 from benchmarks.common import markdown_table
-from tests.apiserver.cluster import Cluster
+from apiserver_emulator.cluster import Cluster
 
 
 def _rss() -> int:

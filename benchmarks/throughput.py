@@ -46,7 +46,7 @@ STDERR_EVERY = 5
 #: the metadata-only filter of the pipeline: half of the pods are "frontend"
 FILTER = '.kubernetes.pod_labels.tier == "frontend"'
 
-sys.path.insert(0, str(REPO))  # tests.apiserver builders, when run as a script
+sys.path.insert(0, str(REPO))  # apiserver_emulator builders, when run as a script
 
 
 # -- the pods tree -----------------------------------------------------------------------
@@ -66,7 +66,7 @@ class PodSpec:
 
 
 def pod_specs(count: int = PODS) -> list[PodSpec]:
-    from tests.apiserver.objects import stable_uid
+    from apiserver_emulator.objects import stable_uid
 
     namespaces = ["shop", "payments", "search", "identity"]
     specs = []
@@ -79,7 +79,7 @@ def pod_specs(count: int = PODS) -> list[PodSpec]:
 
 def pod_objects(specs: Sequence[PodSpec]) -> list[dict]:
     """Realistic pods (labels, annotations, owner, IPs) for the emulator."""
-    from tests.apiserver.objects import make_pod
+    from apiserver_emulator.objects import make_pod
 
     pods = []
     for i, spec in enumerate(specs):
@@ -150,12 +150,12 @@ def write_tree(root: Path, specs: Sequence[PodSpec], lines_per_file: int) -> dic
 
 
 class Emulator:
-    """``python -m tests.apiserver`` in its own process, filled through its control API."""
+    """``python -m apiserver_emulator`` in its own process, filled through its control API."""
 
     def __init__(self, workdir: Path) -> None:
         self.kubeconfig = workdir / "kubeconfig"
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", "tests.apiserver", "--port", "0", "--token", "bench", "--kubeconfig", str(self.kubeconfig)],
+            [PYTHON, "-m", "apiserver_emulator", "--port", "0", "--token", "bench", "--kubeconfig", str(self.kubeconfig)],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         assert self.proc.stdout is not None
@@ -181,7 +181,7 @@ class Emulator:
 
 
 def start_cluster(workdir: Path, specs: Sequence[PodSpec]) -> Emulator:
-    from tests.apiserver.objects import make_namespace, make_node
+    from apiserver_emulator.objects import make_namespace, make_node
 
     emulator = Emulator(workdir)
     for namespace in sorted({s.namespace for s in specs}):

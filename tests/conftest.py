@@ -1,1 +1,1 @@
-from tests.apiserver.fixtures import apiserver, apiserver_tls  # noqa: F401
+from tests.apiserver_fixtures import apiserver, apiserver_tls  # noqa: F401

@@ -15,9 +15,9 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.apiserver import ApiServerEmulator, make_namespace, make_node, make_pod
-from tests.apiserver.selectors import SelectorError, make_predicate, parse_field_selector, parse_label_selector
-from tests.apiserver.store import POD_FIELDS
+from apiserver_emulator import ApiServerEmulator, make_namespace, make_node, make_pod
+from apiserver_emulator.selectors import SelectorError, make_predicate, parse_field_selector, parse_label_selector
+from apiserver_emulator.store import POD_FIELDS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kubernetes-api"
 KUBECTL = "/usr/bin/kubectl"
@@ -541,7 +541,7 @@ def test_seeded_namespaces_are_realistic_and_distinct() -> None:
 async def test_standalone_module_prints_its_url(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.apiserver", "--port", "0", "--token", "sub-token",
+        sys.executable, "-m", "apiserver_emulator", "--port", "0", "--token", "sub-token",
         "--seed-namespaces", "3", "--kubeconfig", str(kubeconfig), cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=asyncio.subprocess.PIPE)
     try:

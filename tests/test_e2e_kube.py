@@ -12,8 +12,8 @@ import pytest
 from logagent.config import parse_config
 from logagent.graph import check_graph, check_kubernetes
 from logagent.topology import Topology
-from tests.apiserver import ApiServerEmulator
-from tests.apiserver.objects import make_namespace, make_node, make_pod
+from apiserver_emulator import ApiServerEmulator
+from apiserver_emulator.objects import make_namespace, make_node, make_pod
 
 NODE = "node-1"
 

@@ -12,7 +12,7 @@ import pytest
 from logagent.kube.decode import decode_object
 from logagent.kube.model import NAMESPACE_NAME_LABEL, NamespaceMeta
 from logagent.kube.store import fill, namespace_store
-from tests.apiserver.objects import make_namespace
+from apiserver_emulator.objects import make_namespace
 
 
 def decoded(name: str, labels: dict[str, str], rv: str = "1") -> NamespaceMeta:

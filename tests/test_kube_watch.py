@@ -1,4 +1,4 @@
-"""The live hub against the apiserver emulator (tests/apiserver)."""
+"""The live hub against the apiserver emulator (apiserver_emulator)."""
 
 import asyncio
 import os
@@ -11,7 +11,7 @@ import pytest
 
 from logagent.kube.config import KubernetesConfig
 from logagent.kube.hub import KubeHub
-from tests.apiserver import make_namespace, make_node, make_pod
+from apiserver_emulator import make_namespace, make_node, make_pod
 
 NODE = "node-1"
 TIMEOUT = 10.0

@@ -1,4 +1,4 @@
-"""Run the emulator standalone: `python -m tests.apiserver --port 0 --token T [--tls]`.
+"""Run the emulator standalone: `python -m apiserver_emulator --port 0 --token T [--tls]`.
 
 Prints the URL (first line) and, with --kubeconfig, writes a kubeconfig. Stops on SIGINT/SIGTERM.
 """
@@ -16,7 +16,7 @@ from .settings import WATCH_LIST_MODES
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m tests.apiserver", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m apiserver_emulator", description=__doc__)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--token", default="emulator-token")

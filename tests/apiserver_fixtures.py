@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from .server import ApiServerEmulator
+from apiserver_emulator.server import ApiServerEmulator
 
 
 @pytest.fixture
