@@ -46,7 +46,7 @@ class ApiConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The health and metrics endpoint."""
 
     enabled: bool = True
-    address: str = "0.0.0.0:8686"
+    address: str = "127.0.0.1:8686"
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

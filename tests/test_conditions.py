@@ -256,6 +256,26 @@ def test_match_and_regex_translation() -> None:
     assert run("match(.v, r'(?i)^ab|cd$')", {"v": "CD"})
     assert run("match(.v, r'^x|(?i)ab|cd$')", {"v": "CD"}) and not run("match(.v, r'^X|(?i)ab')", {"v": "x"})
     assert run("match(.v, r'^(?s:a.b)$')", {"v": "a\nb"})
+    # as in Rust: Unicode classes, flags anywhere (scoped to the rest of their group)
+    assert run("match(.v, r'^\\pL+$')", {"v": "été"}) and not run("match(.v, r'\\pL')", {"v": "42"})
+    assert run("match(.v, r'ab(?i)c')", {"v": "abC"}) and not run("match(.v, r'ab(?i)c')", {"v": "ABc"})
+
+
+def test_perl_classes_are_unicode_as_in_rust() -> None:
+    assert run("match(.v, r'^\\d+$')", {"v": "١٢٣"}) and not run("match(.v, r'\\D')", {"v": "١٢٣"})
+    assert run("match(.v, r'^\\w+$')", {"v": "éß_ｘ"}) and run("match(.v, r'^[\\w-]+$')", {"v": "é-ß"})
+    assert run("match(.v, r'^\\s$')", {"v": "\u00a0"}) and run("match(.v, r'^[\\s]$')", {"v": "\u3000"})
+    assert not run("match(.v, r'\\S')", {"v": " \t\u2028"})
+    assert run("match(.v, r'\\u00e9\\U0001F600\\u{41}')", {"v": "é😀A"})
+    assert run("match(.v, r'^a{ 2 , 3 }$')", {"v": "aaa"}) and run("match(.v, r'(?u)^a$')", {"v": "a"})
+
+
+def test_pathological_pattern_does_not_hang() -> None:
+    # catastrophic backtracking in a backtracking engine; linear time in RE2
+    condition = compile_condition("match(.v, r'^(a+)+$') || match(.v, r'(x+x+)+y')")
+    assert not condition({"v": "a" * 50_000 + "b"})
+    assert not condition({"v": "x" * 50_000})
+    assert condition({"v": "a" * 50_000})
 
 
 @pytest.mark.parametrize(
@@ -263,12 +283,20 @@ def test_match_and_regex_translation() -> None:
     [
         ("a(?=b)", "unsupported group"),
         ("(a)\\1", "unsupported escape"),
-        ("\\pL", "Unicode classes"),
+        ("\\p{Alphabetic}", "invalid character class range"),
+        ("[a-z]\\p{Foo}", "invalid character class range"),
+        ("\\Q.\\E", "unsupported escape"),
+        ("a{,3}", "a literal '{' must be escaped"),
+        ("\\<word", "word boundary"),
+        ("a(?R)$", "unsupported flag 'R'"),
+        ("[\\W]", "not supported inside"),
         ("[a[bc]]", "nested character classes"),
         ("[a-z&&[^aeiou]]", "set operation"),
         ("a++", "possessive"),
         ("(?x) a", "unsupported flag"),
-        ("ab(?i)c", "inline flags must come first"),
+        ("a(?<=b)", "unsupported group"),
+        ("ab)", "unopened group"),
+        ("[ab", "unclosed character class"),
         ("(ab", "unclosed group"),
     ],
 )
@@ -277,6 +305,19 @@ def test_regex_constructs_that_differ_are_rejected_with_position(pattern: str, r
         compile_condition(f"match(.message, r'{pattern}')")
     assert info.value.line == 1
     assert info.value.column >= len("match(.message, r'") + 1
+
+
+def test_regex_errors_point_at_the_construct() -> None:
+    prefix = "match(.message, r'"
+    for pattern, index in [("ab\\p{Alphabetic}", 2), ("x\\d(?=b)", 3), ("\\w+[a", 3), ("\\d\\d)", 4), ("a(b", 3)]:
+        with pytest.raises(ConditionSyntaxError) as info:
+            compile_condition(f"{prefix}{pattern}')")
+        assert (info.value.line, info.value.column) == (1, len(prefix) + index + 1), pattern
+    # RE2's own rejections too, with the caret under the construct on its line
+    with pytest.raises(ConditionSyntaxError) as info:
+        compile_condition(".stream == \"stderr\" &&\n  match(.message, r'^\\d+ \\p{Bogus}')")
+    assert (info.value.line, info.value.column) == (2, len("  match(.message, r'^\\d+ ") + 1)
+    assert str(info.value).endswith("\n  " + " " * len("  match(.message, r'^\\d+ ") + "^")
 
 
 def test_exists_and_is_null() -> None:

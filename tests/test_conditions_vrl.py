@@ -304,3 +304,33 @@ def test_generated_conditions_match_vrl(records: list[dict[str, Any]]) -> None:
     # VRL rejects a few generated shapes at compile time (e.g. negating a value of
     # unknown type, or ?? after an expression that cannot fail); most must be compared
     assert compared >= total * 0.8, f"only {compared} of {total} generated conditions were accepted by VRL"
+
+
+UNICODE_TEXTS = ["١٢٣", "é", "ß_x", "\u00a0", "\u3000", "\u2028", "\t", "Ⓐ", "\u200d", "x\u0301", "😀", "中文", "٣a", "K", "\u212a"]
+UNICODE_REGEXES = [r"^\d+$", r"\D", r"^\w+$", r"\W", r"^\s$", r"\S", r"^[\w\s]+$", r"[\d]", r"\pL", r"\p{Greek}",
+                   r"(?i)^k$", r"^\u00e9$", r"\x{1F600}", r"ab(?i)c", r"^.$", r"^(?U)a+"]
+
+
+def test_regex_unicode_semantics_match_vrl() -> None:
+    vrl = Vrl()
+    records = [{"message": text} for text in UNICODE_TEXTS + ["abC", "ABc", "aaa"]]
+    rejected = [p for p in UNICODE_REGEXES if not compare(vrl, f"match(.message, r'{p}')", records)]
+    assert rejected == []
+
+
+@pytest.mark.parametrize("perl_class", [r"\d", r"\s", r"\w"])
+def test_perl_classes_cover_what_vrl_does_in_every_plane_0_and_1_character(perl_class: str) -> None:
+    """Same characters as Rust's class, except those the RE2 build's Unicode tables are too old for."""
+    import unicodedata
+
+    from logagent.conditions.regex import compile_regex
+
+    chars = [chr(c) for c in range(0x20000) if not 0xD800 <= c <= 0xDFFF]
+    rest = vrl_python.VRLRuntime().execute(f"replace!(.v, r'{perl_class}', \"\")", {"v": "".join(chars)}).runtime_result
+    theirs = set(chars) - set(rest)
+    pattern = compile_regex(perl_class)
+    ours = {ch for ch in chars if pattern.search(ch)}
+    assert ours <= theirs
+    # the rest are characters newer than RE2's tables, unassigned in Python 3.11's too
+    missing = [ch for ch in theirs - ours if unicodedata.category(ch) != "Cn"]
+    assert missing == [], [hex(ord(ch)) for ch in missing[:20]]

@@ -201,7 +201,7 @@ def _build_match(ctx: CompileContext, call: Call, args: list[Node | None]) -> Ev
         text = value(record)
         if type(text) is not str:
             raise _type_error("match", "string", text)
-        return search(text) is not None
+        return search(text)
 
     return match
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .errors import ConditionSyntaxError, error_at
 from .lexer import EOF, FLOAT, IDENT, INTEGER, OP, PATH, REGEX, STRING, Token, tokenize
-from .regex import translate_regex
+from .regex import RegexError, compile_regex
 from .syntax import Argument, ArrayLiteral, Binary, Call, Literal, Node, Not, Path, RegexLiteral
 
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
@@ -115,8 +115,11 @@ class _Parser:
             return Literal(token.value, token.offset)
         if kind == REGEX:
             self.advance()
-            # the pattern starts after the r' prefix
-            return RegexLiteral(translate_regex(token.value, self.source, token.offset + 2), token.value, token.offset)
+            try:
+                pattern = compile_regex(token.value)
+            except RegexError as exc:  # the pattern starts after the r' prefix
+                raise error_at(self.source, token.offset + 2 + exc.index, f"regex: {exc.reason}") from None
+            return RegexLiteral(pattern, token.value, token.offset)
         if kind == IDENT:
             return self.parse_identifier()
         if self.is_op("("):

@@ -1,225 +1,243 @@
-"""Translate VRL (Rust ``regex`` crate) patterns into Python ``re`` patterns.
+"""User regexes on Google's RE2, with the meaning of Rust's ``regex`` crate.
 
-Most syntax means the same in both. Where it does not, the pattern is either
-rewritten or rejected at compile time with the position of the construct:
+``compile_regex`` is the one way the agent compiles a regex from a config
+(VRL's ``match()``; multiline ``start_pattern`` is to use it too). RE2 matches
+in time linear in the text, whatever the pattern, so no pattern can hang the
+agent, and its syntax is that of Rust's crate (which VRL uses): no look-around,
+no backreferences, ``$`` is the end of the text unless ``(?m)``, ``\\z``,
+``(?<name>...)``, ``[[:alpha:]]``, ``\\pL``, scoped ``(?flags)`` anywhere.
 
-- ``$`` outside multi-line mode is end of text in Rust, but also matches before
-  a final newline in Python: written as ``\\Z``. ``\\z`` becomes ``\\Z``.
-- ``(?<name>...)`` becomes ``(?P<name>...)``; ``\\x{HHHH}`` becomes the character.
-- ``[[:alpha:]]``-style ASCII classes are expanded (Python reads them literally).
-- ``(?flags)`` becomes a scoped ``(?flags:...)`` group up to the end of its
-  enclosing group (Python only accepts global flags at the very start).
-- Rejected: look-around and backreferences (Rust has none), ``\\p{...}``
-  classes, nested classes and class set operations (``&&`` ``--`` ``~~``),
-  possessive quantifiers (Python-only), flags other than ``i m s u``.
+Where the two still differ, the pattern is rewritten before RE2 sees it, or
+rejected with the position of the construct:
+
+- ``\\d \\s \\w`` (and ``\\D \\S \\W``) are Unicode classes in Rust, ASCII in
+  RE2: written out as Unicode classes. ``\\W`` and ``\\S`` inside ``[...]`` are
+  rejected (RE2 cannot put a negated class inside a class).
+- ``\\uHHHH``, ``\\UHHHHHHHH``, ``\\u{H..}`` become ``\\x{H..}``; ``a{ 2 , 3 }``
+  loses its spaces; the flag ``u`` (on by default in Rust) is dropped.
+- Rejected because RE2 would read them differently or Rust has no such thing:
+  a ``{`` that starts no repetition, ``\\Q..\\E``, ``\\C``, ``\\0``-``\\9``,
+  nested classes and class set operations (``&&`` ``--`` ``~~``), ``\\<``
+  ``\\>`` ``\\b{...}``, possessive quantifiers, the flags ``x``, ``R``, ``-u``.
+- Known difference, not rewritten: ``\\b`` and ``\\B`` take only ASCII letters,
+  digits and ``_`` as word characters (Rust: Unicode ones).
+
+Everything else RE2 rejects (e.g. ``\\p{Alphabetic}``) is reported with RE2's
+reason at the position of the fragment RE2 names.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
-from .errors import ConditionSyntaxError, error_at
+import re2
+from re2 import _re2
 
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z",
-    "alpha": "A-Za-z",
-    "ascii": "\\x00-\\x7F",
-    "blank": "\\t ",
-    "cntrl": "\\x00-\\x1F\\x7F",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": "\\t\\n\\x0B\\f\\r ",
-    "upper": "A-Z",
-    "word": "0-9A-Za-z_",
-    "xdigit": "0-9A-Fa-f",
+# Rust's Unicode \w: Alphabetic, marks, decimal digits, connector punctuation,
+# join controls. RE2 has no Alphabetic property: letters, letter numbers, and
+# the symbols that Other_Alphabetic adds (circled/squared Latin letters).
+_WORD = (
+    "\\p{L}\\p{M}\\p{Nd}\\p{Nl}\\p{Pc}\\x{200C}\\x{200D}"
+    "\\x{24B6}-\\x{24E9}\\x{1F130}-\\x{1F149}\\x{1F150}-\\x{1F169}\\x{1F170}-\\x{1F189}"
+)
+# Rust's Unicode \s: the White_Space property
+_SPACE = "\\t-\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+_PERL_CLASSES = {
+    "d": ("\\p{Nd}", "\\p{Nd}"),
+    "D": ("\\P{Nd}", "\\P{Nd}"),
+    "w": (f"[{_WORD}]", _WORD),
+    "W": (f"[^{_WORD}]", None),
+    "s": (f"[{_SPACE}]", _SPACE),
+    "S": (f"[^{_SPACE}]", None),
 }
-_SAME_ESCAPES = frozenset("dDwWsSntrfva")
-_ASSERTION_ESCAPES = frozenset("AbB")
-_INLINE_FLAGS = re.compile(r"([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
-_POSIX = re.compile(r"\[:(\^?)([a-z]*):\]")
+_HEX_ESCAPE = re.compile(r"u\{([0-9A-Fa-f]{1,8})\}|U\{([0-9A-Fa-f]{1,8})\}|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})")
+_REPETITION = re.compile(r"\{\s*([0-9]+)\s*(?:(,)\s*([0-9]*)\s*)?\}")
+_FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
+_UNSUPPORTED_GROUPS = ("(?=", "(?!", "(?<=", "(?<!", "(?#", "(?>", "(?(", "(?|")
+_RE2_REASONS = {"missing )": "unclosed group", "unexpected )": "unopened group", "missing ]": "unclosed character class"}
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
+_OPTIONS.never_capture = True  # a yes/no answer needs no groups
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
 
 
-def translate_regex(pattern: str, source: str, offset: int) -> re.Pattern[str]:
-    """Compile a Rust-syntax ``pattern`` found at ``offset`` in ``source``."""
-    translated = _Translator(pattern, source, offset).run()
-    try:
-        return re.compile(translated)
-    except re.error as exc:
-        raise error_at(source, offset, f"invalid regex: {exc.msg}") from None
+class RegexError(ValueError):
+    """A pattern that cannot be compiled: ``reason`` at ``index`` in the pattern."""
+
+    def __init__(self, reason: str, index: int) -> None:
+        self.reason = reason
+        self.index = index
+        super().__init__(f"{reason} (at character {index + 1})")
 
 
-class _Translator:
-    def __init__(self, pattern: str, source: str, offset: int) -> None:
+class Pattern:
+    """A compiled user regex; ``search(text)`` tells whether it matches anywhere in ``text``."""
+
+    __slots__ = ("pattern", "_match")
+
+    def __init__(self, pattern: str, compiled: _re2.RE2) -> None:
+        #: the pattern as the user wrote it
         self.pattern = pattern
-        self.source = source
-        self.offset = offset
+        self._match = compiled.Match
 
-    def fail(self, index: int, reason: str) -> ConditionSyntaxError:
-        return error_at(self.source, self.offset + index, f"regex: {reason}")
+    def search(self, text: str) -> bool:
+        data = text.encode("utf-8", "surrogatepass")
+        return self._match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
+
+def compile_regex(pattern: str) -> Pattern:
+    """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
+    rewritten = _Rewriter(pattern)
+    text = rewritten.run()
+    compiled = _re2.RE2(text.encode("utf-8", "surrogatepass"), _OPTIONS)
+    if not compiled.ok():
+        raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
+    return Pattern(pattern, compiled)
+
+
+class _Rewriter:
+    """One left-to-right pass that rewrites or rejects what RE2 reads unlike Rust."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.out: list[str] = []
+        #: where each piece of ``out`` starts, in the output and in the pattern
+        self.out_starts: list[int] = []
+        self.origins: list[int] = []
+        self.out_len = 0
+
+    def emit(self, text: str, origin: int) -> None:
+        self.out.append(text)
+        self.out_starts.append(self.out_len)
+        self.origins.append(origin)
+        self.out_len += len(text)
+
+    def origin_of(self, out_index: int) -> int:
+        """The pattern index that produced ``out_index`` of the rewritten text."""
+        piece = bisect.bisect_right(self.out_starts, out_index) - 1
+        return self.origins[piece] if piece >= 0 else 0
 
     def run(self) -> str:
-        pattern = self.pattern
-        n = len(pattern)
-        out: list[str] = []
-        multiline = False
-        # one entry per open group: (multiline flag outside it, scoped-flag groups to close)
-        stack: list[tuple[bool, int]] = []
-        pending_closes = 0
-        at_group_start = True
+        pattern, n = self.pattern, len(self.pattern)
         i = 0
         while i < n:
             c = pattern[i]
             if c == "\\":
-                text, i = self.escape(i, in_class=False)
-                out.append(text)
-                at_group_start = False
+                i = self.escape(i, in_class=False)
             elif c == "[":
-                text, i = self.char_class(i)
-                out.append(text)
-                at_group_start = False
+                i = self.char_class(i)
             elif c == "(":
-                if not pattern.startswith("(?", i):
-                    out.append("(")
-                    stack.append((multiline, pending_closes))
-                    pending_closes, at_group_start, i = 0, True, i + 1
-                    continue
-                j = i + 2
-                named = pattern.startswith("P<", j) or (
-                    pattern.startswith("<", j) and not pattern.startswith(("<=", "<!"), j)
-                )
-                if named:
-                    name_start = j + 2 if pattern[j] == "P" else j + 1
-                    close = pattern.find(">", name_start)
-                    if close == -1:
-                        raise self.fail(i, "unterminated group name")
-                    out.append(f"(?P<{pattern[name_start:close]}>")
-                    stack.append((multiline, pending_closes))
-                    pending_closes, at_group_start, i = 0, True, close + 1
-                    continue
-                match = _INLINE_FLAGS.match(pattern, j)
-                if match is None:
-                    raise self.fail(
-                        i, "unsupported group (look-around, backreferences, comments and conditionals are not supported)"
-                    )
-                enabled, disabled, end = match.group(1), match.group(2) or "", match.group(3)
-                for flag in enabled + disabled:
-                    if flag not in "imsu":
-                        raise self.fail(i, f"unsupported flag {flag!r} (supported: i, m, s)")
-                enabled, disabled = enabled.replace("u", ""), disabled.replace("u", "")
-                flags = enabled + (f"-{disabled}" if disabled else "")
-                new_multiline = (multiline or "m" in enabled) and "m" not in disabled
-                if end == ":":
-                    out.append(f"(?{flags}:" if flags else "(?:")
-                    stack.append((multiline, pending_closes))
-                    pending_closes, at_group_start = 0, True
-                else:
-                    if not at_group_start:
-                        raise self.fail(
-                            i, "inline flags must come first in the pattern or group; write (?flags:...) instead"
-                        )
-                    if flags:
-                        out.append(f"(?{flags}:")
-                        pending_closes += 1
-                multiline = new_multiline
-                i = match.end()
-            elif c == ")":
-                if not stack:
-                    raise self.fail(i, "unopened group")
-                out.append(")" * (pending_closes + 1))
-                multiline, pending_closes = stack.pop()
-                at_group_start, i = False, i + 1
-            elif c == "$":
-                out.append("$" if multiline else "\\Z")
-                at_group_start, i = False, i + 1
-            elif c in "*+?}":
-                out.append(c)
-                i += 1
-                if i < n and pattern[i] == "+":
-                    raise self.fail(i, "possessive quantifiers are not supported")
-                at_group_start = False
+                i = self.group(i)
+            elif c == "{":
+                i = self.repetition(i)
             else:
-                out.append(c)
-                # after '|', (?flags) scoping the rest of the group keeps the alternation intact
-                at_group_start = c == "|"
+                self.emit(c, i)
                 i += 1
-        if stack:
-            raise self.fail(n, "unclosed group")
-        out.append(")" * pending_closes)
-        return "".join(out)
+            if c in "*+?{" and pattern.startswith("+", i):
+                raise RegexError("possessive quantifiers are not supported", i)
+        return "".join(self.out)
 
-    def escape(self, i: int, in_class: bool) -> tuple[str, int]:
-        """Translate the escape sequence at ``pattern[i]`` (a backslash)."""
+    def escape(self, i: int, in_class: bool) -> int:
+        """Rewrite the escape sequence starting at ``pattern[i]`` (a backslash)."""
         pattern = self.pattern
-        if i + 1 >= len(pattern):
-            raise self.fail(i, "pattern ends with a lone backslash")
-        c = pattern[i + 1]
-        if c in _SAME_ESCAPES:
-            return "\\" + c, i + 2
-        if c in _ASSERTION_ESCAPES or c == "z":
-            if in_class:
-                raise self.fail(i, f"\\{c} is not allowed in a character class")
-            if c == "b" and pattern.startswith("{", i + 2):
-                raise self.fail(i, "\\b{...} word boundaries are not supported")
-            return ("\\Z" if c == "z" else "\\" + c), i + 2
-        if c == "x":
-            if pattern.startswith("{", i + 2):
-                close = pattern.find("}", i + 3)
-                digits = pattern[i + 3 : close] if close != -1 else ""
-                if not digits or not all(d in "0123456789abcdefABCDEF" for d in digits) or int(digits, 16) > 0x10FFFF:
-                    raise self.fail(i, "invalid \\x{...} escape")
-                return re.escape(chr(int(digits, 16))), close + 1
-            digits = pattern[i + 2 : i + 4]
-            if len(digits) != 2 or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                raise self.fail(i, "invalid \\x escape (write \\xHH or \\x{HHHH})")
-            return "\\x" + digits, i + 4
-        if c in "pP":
-            raise self.fail(i, f"Unicode classes \\{c}{{...}} are not supported")
-        if c.isascii() and not c.isalnum() and c not in "<>":
-            return "\\" + c, i + 2
-        raise self.fail(i, f"unsupported escape \\{c}")
+        c = pattern[i + 1 : i + 2]
+        if c in _PERL_CLASSES:
+            outside, inside = _PERL_CLASSES[c]
+            if in_class and inside is None:
+                raise RegexError(f"\\{c} is not supported inside [...]; write a negated class [^...] instead", i)
+            self.emit(inside if in_class else outside, i)
+            return i + 2
+        hex_escape = _HEX_ESCAPE.match(pattern, i + 1) if c in ("u", "U") else None
+        if hex_escape:
+            self.emit(f"\\x{{{next(g for g in hex_escape.groups() if g)}}}", i)
+            return hex_escape.end()
+        if c in ("<", ">") or (c == "b" and pattern.startswith("{", i + 2)):
+            raise RegexError(f"word boundary assertion \\{c}{'{...}' if c == 'b' else ''} is not supported; use \\b", i)
+        if c.isdigit():
+            raise RegexError(f"unsupported escape \\{c} (backreferences and octal escapes do not exist in VRL)", i)
+        if c in ("Q", "E", "C"):
+            raise RegexError(f"unsupported escape \\{c}", i)
+        end = i + 2
+        if c in ("x", "p", "P") and pattern.startswith("{", end):  # \x{HHHH}, \p{Greek}: RE2 checks the inside
+            close = pattern.find("}", end)
+            end = len(pattern) if close == -1 else close + 1
+        self.emit(pattern[i:end], i)
+        return end
 
-    def char_class(self, i: int) -> tuple[str, int]:
-        """Translate the bracketed class starting at ``pattern[i]`` ('[')."""
-        pattern = self.pattern
-        n = len(pattern)
-        out = ["["]
+    def char_class(self, i: int) -> int:
+        """Rewrite the bracketed class starting at ``pattern[i]`` ('[')."""
+        pattern, n = self.pattern, len(self.pattern)
         j = i + 1
-        if j < n and pattern[j] == "^":
-            out.append("^")
-            j += 1
-        if j < n and pattern[j] == "]":  # a leading ']' is a literal in Rust
-            out.append("\\]")
-            j += 1
+        j += pattern.startswith("^", j)
+        j += pattern.startswith("]", j)  # a leading ']' is a literal
+        self.emit(pattern[i:j], i)
         while j < n:
             c = pattern[j]
             if c == "]":
-                if len(out) == 1 or out[-1] == "^" and len(out) == 2:
-                    raise self.fail(j, "empty character class")
-                out.append("]")
-                return "".join(out), j + 1
+                self.emit("]", j)
+                return j + 1
             if c == "\\":
-                text, j = self.escape(j, in_class=True)
-                out.append(text)
+                j = self.escape(j, in_class=True)
             elif c == "[":
-                match = _POSIX.match(pattern, j)
-                if match is None:
-                    raise self.fail(j, "nested character classes are not supported; write \\[ for a literal '['")
-                if match.group(1):
-                    raise self.fail(j, "negated ASCII classes [:^name:] are not supported")
-                name = match.group(2)
-                if name not in _POSIX_CLASSES:
-                    raise self.fail(j, f"unknown ASCII class [:{name}:]")
-                out.append(_POSIX_CLASSES[name])
-                j = match.end()
+                end = pattern.find(":]", j + 2) if pattern.startswith("[:", j) else -1
+                if end == -1:
+                    raise RegexError("nested character classes are not supported; write \\[ for a literal '['", j)
+                self.emit(pattern[j : end + 2], j)  # [:alpha:] and [:^alpha:] mean the same in RE2
+                j = end + 2
             elif pattern.startswith(("&&", "--", "~~"), j):
-                raise self.fail(j, f"character class set operation {pattern[j:j + 2]!r} is not supported")
-            elif c in "|&~":
-                out.append("\\" + c)  # literal in both; escaped so Python does not warn
-                j += 1
+                raise RegexError(f"character class set operation {pattern[j:j + 2]!r} is not supported", j)
             else:
-                out.append(c)
+                self.emit(c, j)
                 j += 1
-        raise self.fail(i, "unclosed character class")
+        return j  # unclosed: RE2 reports it
+
+    def group(self, i: int) -> int:
+        """Pass a group opener on, with its flags made RE2's; reject what RE2 lacks."""
+        pattern = self.pattern
+        if pattern.startswith(_UNSUPPORTED_GROUPS, i):
+            raise RegexError(
+                "unsupported group (look-around, atomic groups, comments and conditionals do not exist in VRL)", i
+            )
+        flags = _FLAGS.match(pattern, i)
+        if flags is None:  # '(', '(?:' is matched above, named groups go to RE2 as they are
+            self.emit("(", i)
+            return i + 1
+        enabled, disabled, end = flags.group(1), flags.group(2), flags.group(3)
+        for flag in enabled + (disabled or ""):
+            if flag == "x":
+                raise RegexError("unsupported flag 'x' (verbose mode); remove the spaces and comments instead", i)
+            if flag == "R":
+                raise RegexError("unsupported flag 'R' (CRLF mode); write \\r?$ instead", i)
+        if disabled is not None and "u" in disabled:
+            raise RegexError("unsupported flag '-u' (ASCII-only mode)", i)
+        enabled = enabled.replace("u", "")
+        text = enabled + (f"-{disabled}" if disabled is not None else "")
+        if text or end == ":":
+            self.emit(f"(?{text}{end}", i)
+        return flags.end()
+
+    def repetition(self, i: int) -> int:
+        """``{n}``, ``{n,}``, ``{n,m}`` (Rust allows spaces inside); any other ``{`` is an error in Rust."""
+        found = _REPETITION.match(self.pattern, i)
+        if found is None:
+            raise RegexError("a literal '{' must be escaped as \\{ (or start a repetition {n}, {n,} or {n,m})", i)
+        low, comma, high = found.groups()
+        self.emit(f"{{{low}{comma or ''}{high or ''}}}", i)
+        return found.end()
+
+    def re2_error(self, message: str, rewritten: str) -> RegexError:
+        """RE2's 'reason: fragment' as a RegexError at the fragment's place in the pattern."""
+        reason, _, fragment = message.partition(": ")
+        if reason == "missing )":
+            return RegexError(_RE2_REASONS[reason], len(self.pattern))
+        found = rewritten.find(fragment) if fragment else -1
+        if found == -1:
+            return RegexError(message, 0)
+        if reason == "unexpected )":
+            found += len(fragment) - 1
+        return RegexError(_RE2_REASONS.get(reason, reason), self.origin_of(found))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from .regex import Pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +16,7 @@ class Literal:
 
 @dataclass(frozen=True, slots=True)
 class RegexLiteral:
-    pattern: re.Pattern[str]
+    pattern: Pattern
     source: str  # the Rust-syntax pattern as written
     offset: int
 
