@@ -22,6 +22,14 @@ def output_ports(config: Config) -> dict[str, str]:
 
 def check_graph(config: Config) -> list[str]:
     """Raise ConfigError for a broken graph; return warnings for a wasteful one."""
+    _check_ids(config)
+    ports = output_ports(config)
+    consumers = _check_inputs(config, ports)
+    _check_cycles(config, ports)
+    return _unreachable_warnings(config, consumers)
+
+
+def _check_ids(config: Config) -> None:
     seen: dict[str, str] = {}
     for section in ("sources", "transforms", "sinks"):
         for component_id in getattr(config, section):
@@ -35,7 +43,9 @@ def check_graph(config: Config) -> list[str]:
     if not config.sinks:
         raise ConfigError("expected at least one sink", "sinks")
 
-    ports = output_ports(config)
+
+def _check_inputs(config: Config, ports: dict[str, str]) -> dict[str, list[str]]:
+    """Every input names an output port; returns component -> the components reading it."""
     consumers: dict[str, list[str]] = {}
     for section in ("transforms", "sinks"):
         for component_id, component in getattr(config, section).items():
@@ -43,31 +53,30 @@ def check_graph(config: Config) -> list[str]:
             if not component.inputs:
                 raise ConfigError("expected at least one input", path)
             for index, name in enumerate(component.inputs):
-                if name in ports:
-                    consumers.setdefault(ports[name], []).append(component_id)
-                    continue
-                head, _, tail = name.partition(".")
-                if head in config.transforms and tail:
-                    outputs = [p.partition(".")[2] for p, owner in ports.items() if owner == head and "." in p]
-                    if outputs:
-                        raise ConfigError(
-                            f'"{name}": {head} has no output "{tail}"; expected one of {", ".join(outputs)}',
-                            f"{path}[{index}]",
-                        )
-                if name in config.transforms and isinstance(config.transforms[name], RouteConfig):
-                    raise ConfigError(
-                        f'"{name}" is a route; name one of its outputs, e.g. "{name}.{next(iter(config.transforms[name].route))}"',
-                        f"{path}[{index}]",
-                    )
-                if name in config.sinks:
-                    raise ConfigError(f'"{name}" is a sink; sinks have no output', f"{path}[{index}]")
-                if name == component_id:
-                    raise ConfigError(f'"{name}" names this component itself', f"{path}[{index}]")
-                raise ConfigError(f'"{name}" names no source or transform', f"{path}[{index}]")
+                if name not in ports:
+                    raise ConfigError(_unknown_input(config, ports, component_id, name), f"{path}[{index}]")
+                consumers.setdefault(ports[name], []).append(component_id)
+    return consumers
 
-    _check_cycles(config, ports)
 
-    warnings = []
+def _unknown_input(config: Config, ports: dict[str, str], component_id: str, name: str) -> str:
+    """Why ``name`` is not an input ``component_id`` can read, as helpfully as the config allows."""
+    head, _, tail = name.partition(".")
+    if head in config.transforms and tail:
+        outputs = [p.partition(".")[2] for p, owner in ports.items() if owner == head and "." in p]
+        if outputs:
+            return f'"{name}": {head} has no output "{tail}"; expected one of {", ".join(outputs)}'
+    transform = config.transforms.get(name)
+    if isinstance(transform, RouteConfig):
+        return f'"{name}" is a route; name one of its outputs, e.g. "{name}.{next(iter(transform.route))}"'
+    if name in config.sinks:
+        return f'"{name}" is a sink; sinks have no output'
+    if name == component_id:
+        return f'"{name}" names this component itself'
+    return f'"{name}" names no source or transform'
+
+
+def _unreachable_warnings(config: Config, consumers: dict[str, list[str]]) -> list[str]:
     reaches_sink = set(config.sinks)
     changed = True
     while changed:
@@ -76,11 +85,12 @@ def check_graph(config: Config) -> list[str]:
             if component_id not in reaches_sink and any(d in reaches_sink for d in downstream):
                 reaches_sink.add(component_id)
                 changed = True
-    for section in ("sources", "transforms"):
-        for component_id in getattr(config, section):
-            if component_id not in reaches_sink:
-                warnings.append(f"{section}.{component_id}: its output reaches no sink; its records are discarded")
-    return warnings
+    return [
+        f"{section}.{component_id}: its output reaches no sink; its records are discarded"
+        for section in ("sources", "transforms")
+        for component_id in getattr(config, section)
+        if component_id not in reaches_sink
+    ]
 
 
 def _check_cycles(config: Config, ports: dict[str, str]) -> None:

@@ -287,6 +287,17 @@ class TopologyCollector(Collector):
             return [synced]
         synced.add_metric([], 1 if hub.synced else 0)
         stats: Mapping[str, Any] = hub.stats
+        families: list[Metric] = [synced, self._kube_requests(stats)]
+        for name, help, attr in KIND_COUNTERS:
+            family = CounterMetricFamily(name, help, labels=["resource"])
+            for resource, kind_stats in stats.items():
+                value = self._number(kind_stats, attr)
+                if value is not None:
+                    family.add_metric([resource], value)
+            families.append(family)
+        return families + _kube_store(hub, stats) + [self._kube_since_last_event(stats)]
+
+    def _kube_requests(self, stats: Mapping[str, Any]) -> Metric:
         requests = CounterMetricFamily(
             "logagent_kube_requests",
             "Requests to the apiserver by resource, verb (list, watch) and answer status class "
@@ -304,27 +315,9 @@ class TopologyCollector(Collector):
                 value = self._number(kind_stats, f"{verb}_requests")
                 if value is not None:
                     requests.add_metric([resource, verb, "unknown"], value)
-        families: list[Metric] = [synced, requests]
-        for name, help, attr in KIND_COUNTERS:
-            family = CounterMetricFamily(name, help, labels=["resource"])
-            for resource, kind_stats in stats.items():
-                value = self._number(kind_stats, attr)
-                if value is not None:
-                    family.add_metric([resource], value)
-            families.append(family)
-        objects = GaugeMetricFamily("logagent_kube_store_objects", "Objects held in the metadata store.",
-                                    labels=["resource"])
-        for resource, count in _store_sizes(hub).items():
-            if resource in stats:
-                objects.add_metric([resource], count)
-        retained = GaugeMetricFamily(
-            "logagent_kube_store_deleted_retained",
-            "Deleted objects kept for delay_deletion_ms so late log lines still find their metadata.",
-            labels=["resource"],
-        )
-        graveyard = getattr(getattr(hub, "pods", None), "graveyard_size", None)
-        if isinstance(graveyard, int):
-            retained.add_metric(["pods"], graveyard)
+        return requests
+
+    def _kube_since_last_event(self, stats: Mapping[str, Any]) -> Metric:
         since = GaugeMetricFamily(
             "logagent_kube_seconds_since_last_event",
             "Seconds since the last watch event or bookmark of a resource (absent until the first).",
@@ -338,8 +331,7 @@ class TopologyCollector(Collector):
             last = kind_stats.last_event_at
             if last is not None:
                 since.add_metric([resource], max(0.0, now - last))
-        families += [objects, retained, since]
-        return families
+        return since
 
     # -------------------------------------------------------------- helpers
 
@@ -368,6 +360,23 @@ def _mapping(obj: Any, attr: str) -> Mapping[str, Any]:
 
 def _counts(value: Any) -> Mapping[Any, int]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _kube_store(hub: Any, stats: Mapping[str, Any]) -> list[Metric]:
+    objects = GaugeMetricFamily("logagent_kube_store_objects", "Objects held in the metadata store.",
+                                labels=["resource"])
+    for resource, count in _store_sizes(hub).items():
+        if resource in stats:
+            objects.add_metric([resource], count)
+    retained = GaugeMetricFamily(
+        "logagent_kube_store_deleted_retained",
+        "Deleted objects kept for delay_deletion_ms so late log lines still find their metadata.",
+        labels=["resource"],
+    )
+    graveyard = getattr(getattr(hub, "pods", None), "graveyard_size", None)
+    if isinstance(graveyard, int):
+        retained.add_metric(["pods"], graveyard)
+    return [objects, retained]
 
 
 def _store_sizes(hub: Any) -> dict[str, int]:
