@@ -1,25 +1,34 @@
-"""Conditions: ``match(.message, r'...')`` on RE2 against Python's ``re``, in one process.
+"""Conditions: ``match(.message, r'...')`` per record, RE2 now against Python's ``re`` before.
 
-The baseline is the evaluator the agent used before RE2: the same closure
-shape (read the field, check it is a string, search), with the pattern compiled
-by Python's ``re`` (for these patterns the old Rust-to-``re`` translation was
-the identity). Each round times both on the same records, interleaved; the
-figures are medians over the rounds and the ratio is taken within each round.
-A last table shows why RE2 is worth it: a pattern that backtracks
+The baseline is the agent's own condition code at ``--baseline-ref`` (by
+default the last commit before RE2, whose ``match()`` translated the pattern
+to Python ``re``), taken with ``git archive`` into a temporary directory. Each
+round runs one worker process per side, alternating, on the same generated
+records; the figures are medians over the rounds and the ratio is taken within
+each round. A last table shows why RE2 is worth it: a pattern that backtracks
 exponentially in ``re``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
-import re
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
-from collections.abc import Callable
+from io import BytesIO
+from pathlib import Path
 from typing import Any
 
-from benchmarks.common import machine_line, markdown_table, median
-from logagent.conditions import compile_condition
+from benchmarks.common import log, machine_line, markdown_table, median
+
+REPO = Path(__file__).resolve().parent.parent
+#: the last commit whose match() used Python's re
+BEFORE_RE2 = "0664a36"
 
 PATTERNS = [
     r"^level=error",
@@ -42,63 +51,80 @@ def make_records(count: int) -> list[dict[str, Any]]:
     ]
 
 
-def baseline_condition(pattern: str) -> Callable[[dict[str, Any]], bool]:
-    search = re.compile(pattern).search
+def worker(records_count: int) -> dict[str, Any]:
+    """Time each pattern's compiled condition over the records, in this process's ``logagent``."""
+    import logagent
+    from logagent.conditions import compile_condition
 
-    def match(record: dict[str, Any]) -> bool:
-        text = record.get("message")
-        if type(text) is not str:
-            raise TypeError(text)
-        return search(text) is not None
-
-    return match
-
-
-def time_over(condition: Callable[[Any], bool], records: list[dict[str, Any]]) -> tuple[float, int]:
-    start = time.perf_counter()
-    hits = sum(1 for record in records if condition(record))
-    return time.perf_counter() - start, hits
-
-
-def compare(records: list[dict[str, Any]], rounds: int) -> list[list[str]]:
-    rows = []
+    records = make_records(records_count)
+    result: dict[str, Any] = {"ns": {}, "hits": {}, "code": logagent.__file__}
     for pattern in PATTERNS:
-        ours = compile_condition(f"match(.message, r'{pattern}')")
-        baseline = baseline_condition(pattern)
-        ratios, ours_ns, base_ns = [], [], []
-        for _ in range(rounds):
-            base_s, base_hits = time_over(baseline, records)
-            ours_s, our_hits = time_over(ours, records)
-            assert base_hits == our_hits, (pattern, base_hits, our_hits)
-            ratios.append(ours_s / base_s)
-            ours_ns.append(ours_s / len(records) * 1e9)
-            base_ns.append(base_s / len(records) * 1e9)
-        rows.append([f"`{pattern}`", f"{median(base_ns):.0f}", f"{median(ours_ns):.0f}", f"{median(ratios):.2f}"])
-    return rows
+        condition = compile_condition(f"match(.message, r'{pattern}')")
+        start = time.perf_counter()
+        hits = sum(1 for record in records if condition(record))
+        result["ns"][pattern] = (time.perf_counter() - start) / records_count * 1e9
+        result["hits"][pattern] = hits
+    record = {"message": "a" * 22 + "b"}
+    condition = compile_condition("match(.message, r'^(a+)+$')")
+    start = time.perf_counter()
+    condition(record)
+    result["pathological_ms"] = (time.perf_counter() - start) * 1e3
+    return result
 
 
-def pathological(lengths: list[int]) -> list[list[str]]:
-    rows = []
-    ours = compile_condition("match(.message, r'^(a+)+$')")
-    baseline = baseline_condition(r"^(a+)+\Z")
-    for n in lengths:
-        record = {"message": "a" * n + "b"}
-        base_s, _ = time_over(baseline, [record])
-        ours_s, _ = time_over(ours, [record])
-        rows.append([str(n), f"{base_s * 1e3:.1f}", f"{ours_s * 1e3:.3f}"])
-    return rows
+def run_worker(code: Path, records_count: int) -> dict[str, Any]:
+    """A worker whose ``logagent`` is the one in ``code`` (its directory comes first on sys.path)."""
+    env = dict(os.environ, PYTHONPATH=f"{code}{os.pathsep}{REPO}")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.conditions", "--worker", "--records", str(records_count)],
+        cwd=code, env=env, capture_output=True, text=True, check=True,
+    )
+    result = json.loads(done.stdout)
+    assert Path(result["code"]).is_relative_to(code), result["code"]
+    return result
+
+
+def extract(ref: str, into: Path) -> None:
+    archive = subprocess.run(["git", "archive", ref, "logagent"], cwd=REPO, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks conditions", description=__doc__)
     parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--baseline-ref", default=BEFORE_RE2, help="git ref of the code to compare with")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    records = make_records(args.records)
-    print(f"({machine_line()}; {args.records:,} records, medians of {args.rounds} interleaved rounds)\n")
-    headers = ["pattern", "re ns/record", "RE2 ns/record", "RE2 / re"]
-    print(markdown_table(headers, compare(records, args.rounds)))
-    print()
-    headers = ["`^(a+)+$` on n × 'a' + 'b': n", "re ms", "RE2 ms"]
-    print(markdown_table(headers, pathological([16, 20, 22, 24])))
+    if args.worker:
+        print(json.dumps(worker(args.records)))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(args.baseline_ref, Path(tmp))
+        rounds: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for index in range(args.rounds):
+            log(f"round {index + 1}/{args.rounds}")
+            before = run_worker(Path(tmp), args.records)
+            after = run_worker(REPO, args.records)
+            assert before["hits"] == after["hits"], (before["hits"], after["hits"])
+            rounds.append((before, after))
+    print(f"({machine_line()}; {args.records:,} records, baseline {args.baseline_ref}, "
+          f"medians of {args.rounds} alternating rounds, shared machine)\n")
+    rows = []
+    for pattern in PATTERNS:
+        before_ns = median(b["ns"][pattern] for b, _ in rounds)
+        after_ns = median(a["ns"][pattern] for _, a in rounds)
+        ratio = median(a["ns"][pattern] / b["ns"][pattern] for b, a in rounds)
+        share = rounds[0][1]["hits"][pattern] / args.records
+        rows.append([f"`{pattern}`", f"{share:.0%}", f"{before_ns:.0f}", f"{after_ns:.0f}", f"{ratio:.2f}"])
+    print(markdown_table(["pattern", "records matching", "before (re) ns/record", "RE2 ns/record", "RE2 / before"], rows))
+    before_ms = median(b["pathological_ms"] for b, _ in rounds)
+    after_ms = median(a["pathological_ms"] for _, a in rounds)
+    print(f"\n`^(a+)+$` on 22 × 'a' + 'b': before {before_ms:.1f} ms, RE2 {after_ms:.3f} ms "
+          "(each further 'a' doubles the time before).")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
