@@ -60,27 +60,9 @@ def _substring_test(name: str, test: Callable[[str, str], bool]) -> Builder:
                 case_sensitive = ctx.compile(case_node)
 
         if isinstance(substring_node, Literal) and case_sensitive is None:
-            substring = substring_node.value
-            if type(substring) is not str:
+            if type(substring_node.value) is not str:
                 raise ctx.error(substring_node.offset, f"{name}(): substring must be a string")
-            if fold:
-                folded = substring.lower()
-
-                def test_folded_literal(record: Any) -> bool:
-                    text = value(record)
-                    if type(text) is not str:
-                        raise _type_error(name, "string", text)
-                    return test(text.lower(), folded)
-
-                return test_folded_literal
-
-            def test_literal(record: Any) -> bool:
-                text = value(record)
-                if type(text) is not str:
-                    raise _type_error(name, "string", text)
-                return test(text, substring)
-
-            return test_literal
+            return _literal_substring_test(name, test, value, substring_node.value, fold)
 
         substring_of = ctx.compile(substring_node)  # type: ignore[arg-type]
 
@@ -104,6 +86,30 @@ def _substring_test(name: str, test: Callable[[str, str], bool]) -> Builder:
         return test_dynamic
 
     return build
+
+
+def _literal_substring_test(
+    name: str, test: Callable[[str, str], bool], value: Evaluator, substring: str, fold: bool
+) -> Evaluator:
+    """The common case: a literal substring and a literal (or no) case_sensitive."""
+    if fold:
+        folded = substring.lower()
+
+        def test_folded_literal(record: Any) -> bool:
+            text = value(record)
+            if type(text) is not str:
+                raise _type_error(name, "string", text)
+            return test(text.lower(), folded)
+
+        return test_folded_literal
+
+    def test_literal(record: Any) -> bool:
+        text = value(record)
+        if type(text) is not str:
+            raise _type_error(name, "string", text)
+        return test(text, substring)
+
+    return test_literal
 
 
 # -- one-argument functions ----------------------------------------------------
