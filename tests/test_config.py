@@ -47,6 +47,12 @@ def test_minimal_config_gets_vector_defaults() -> None:
     assert config.data_dir == "/var/lib/logagent"
 
 
+def test_api_listens_on_loopback_unless_told_otherwise() -> None:
+    # as Vector's API: /metrics is not served on every interface of a laptop or CI machine
+    assert parse(BASE).api.address == "127.0.0.1:8686" and parse(BASE).api.enabled
+    assert parse(BASE + "api: {address: '0.0.0.0:8686'}\n").api.address == "0.0.0.0:8686"
+
+
 def test_enum_error_lists_choices() -> None:
     message = error_of(BASE + "    encoding: xml\n")
     assert message == 'sinks.out.encoding: expected one of json, text, got "xml"'
