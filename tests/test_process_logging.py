@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -146,16 +147,19 @@ def test_configure_logging_writes_to_the_given_stream(tmp_path: Path) -> None:
 
     stream = io.StringIO()
     root = logging.getLogger()
-    saved = (root.handlers[:], root.level, logging.getLogger("logagent").level, sys.excepthook, structlog.get_config())
+    saved_handlers, saved_level = root.handlers[:], root.level
+    saved_agent_level, saved_hooks = logging.getLogger("logagent").level, (sys.excepthook, threading.excepthook)
+    saved_config = structlog.get_config()
     try:
         configure_logging("json", "info", stream=stream)
         logging.getLogger("logagent.kube.hub").info("a stdlib line %d", 1)
         structlog.get_logger("logagent.t").info("a structlog line", x=[1, 2])
     finally:
-        root.handlers[:], _, _, sys.excepthook, config = saved
-        root.setLevel(saved[1])
-        logging.getLogger("logagent").setLevel(saved[2])
-        structlog.configure(**config)
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        logging.getLogger("logagent").setLevel(saved_agent_level)
+        sys.excepthook, threading.excepthook = saved_hooks
+        structlog.configure(**saved_config)
         logging.captureWarnings(False)
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [(r["event"], r["logger"]) for r in lines] == [("a stdlib line 1", "logagent.kube.hub"), ("a structlog line", "logagent.t")]
