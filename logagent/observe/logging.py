@@ -78,7 +78,17 @@ def configure_logging(
 def _renderers(fmt: str) -> list[structlog.typing.Processor]:
     if fmt == "console":
         return [structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)]
-    return [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
+    return [structlog.processors.format_exc_info, _head_keys_first, structlog.processors.JSONRenderer()]
+
+
+_HEAD_KEYS = ("timestamp", "level", "logger", "event")
+
+
+def _head_keys_first(logger: object, method: str, event_dict: structlog.typing.EventDict) -> structlog.typing.EventDict:
+    """Put time, level, logger and event at the start of a JSON line, where a reader looks first."""
+    head = {key: event_dict.pop(key) for key in _HEAD_KEYS if key in event_dict}
+    head.update(event_dict)
+    return head
 
 
 def _log_uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
