@@ -334,3 +334,33 @@ def test_perl_classes_cover_what_vrl_does_in_every_plane_0_and_1_character(perl_
     # the rest are characters newer than RE2's tables, unassigned in Python 3.11's too
     missing = [ch for ch in theirs - ours if unicodedata.category(ch) != "Cn"]
     assert missing == [], [hex(ord(ch)) for ch in missing[:20]]
+
+
+REGEX_ATOMS = [
+    "a", "é", "ß", "K", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "[\\w-]", "[^\\s\\d]", ".", "[[:alpha:]]",
+    "[[:^digit:]]", "\\pL", "\\p{Nd}", "^", "$", "\\A", "\\z", "(?i)k", "(?i:é)", "(?s:.)", "(?m:$)", "(a|é)",
+    "(?:\\d|ß)", "(?<g>a)", "\\x{e9}", "\\u00df", "[a-zé]", "\\.", "\\-",
+]
+REGEX_QUANTIFIERS = ["", "", "", "?", "*", "+", "{2}", "{0,2}", "{ 1 , }", "??", "+?"]
+
+
+def test_generated_regexes_match_vrl() -> None:
+    """Random patterns of the constructs where RE2 and Rust's crate could differ, on Unicode text."""
+    rng = random.Random(1616)
+    runtime = vrl_python.VRLRuntime()
+    texts = ["".join(rng.choice("aAéÉßsK\u212a1٣_- \t\n\u00a0.") for _ in range(rng.randint(0, 7))) for _ in range(40)]
+    compared = 0
+    for _ in range(150):
+        parts = [rng.choice(REGEX_ATOMS) for _ in range(rng.randint(1, 4))]
+        pattern = "".join(p + (rng.choice(REGEX_QUANTIFIERS) if p not in ("^", "$", "\\A", "\\z") else "") for p in parts)
+        program = f"match!(.v, r'{pattern}')"
+        try:
+            runtime.compile(program)
+        except (ValueError, vrl_python.VRLCompileError):
+            continue
+        condition = compile_condition(f"match(.v, r'{pattern}')")
+        for text in texts:
+            expected = runtime.execute(program, {"v": text}).runtime_result
+            assert condition({"v": text}) is expected, (pattern, text, expected)
+        compared += 1
+    assert compared >= 100
