@@ -1,9 +1,26 @@
-"""Durable read offsets, one JSON file per data_dir, shared by every file source.
+"""Durable read offsets, one store per data_dir, shared by every file source.
 
 Offsets are keyed by (source_id, file identity). The tailer updates them in
-memory as chunks are acknowledged; the store writes them out atomically (temp
-file, fsync, rename, fsync of the directory) about once a second while a
-tailer runs and on :meth:`flush` / :meth:`close` at shutdown.
+memory as chunks are acknowledged; while a tailer runs (:meth:`writing`), one
+writer task persists them:
+
+- every change, within ``WRITE_SPACING_SECS``, to ``checkpoints.json``
+  (temp file + rename, no fsync). Writes are coalesced: at most one is in
+  flight and each takes the newest state. The rename is atomic, so a process
+  crash (kill -9, OOM kill) at any moment leaves a whole document behind, at
+  most one write behind the acknowledgements.
+- about once a second (when something changed) and at shutdown, the same
+  document also to ``checkpoints.synced.json``, with fsync of the file and of
+  the directory. A machine crash may leave the unsynced main file empty or
+  old, never this one: it costs at most a second of checkpoint progress.
+
+Each document carries a generation number; at start the newer valid one of the
+two files wins. A file that cannot be decoded (hand-edited, truncated) is
+logged with its path and moved aside as ``<name>.<UTC time>.corrupt``; with no
+valid file, every log file starts as if it were new (``read_from``). A failing
+write (disk full, read-only data_dir) never stops the agent: it is counted in
+``write_errors``, logged at most once a minute, and retried every
+``RETRY_SECS`` with the state of that moment.
 """
 
 from __future__ import annotations
@@ -16,29 +33,47 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 import structlog
 
+from logagent.observe.ratelimit import RateLimitedLogger
+
 log = structlog.get_logger(__name__)
 
 FILE_NAME = "checkpoints.json"
+SYNCED_FILE_NAME = "checkpoints.synced.json"
 FORMAT_VERSION = 1
+
+#: shortest time between two writes of the main file while acknowledgements
+#: keep coming: bounds what a crash re-delivers and the writes per second
+WRITE_SPACING_SECS = 0.01
+#: the fsync'ed copy is written this often while anything changed
+SYNC_INTERVAL_SECS = 1.0
+#: a failed write is tried again after this long
+RETRY_SECS = 1.0
+#: for benchmarks only: ``legacy`` restores the cadence before 0.x (one
+#: fsync'ed write a second), to compare both in the same run
+CADENCE_ENV = "LOGAGENT_INTERNAL_CHECKPOINT_CADENCE"
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class Checkpoint(msgspec.Struct, frozen=True):
     """Where to resume one file: ``offset`` is a line boundary (or, with
     ``skip``, a point inside a line that was already emitted truncated)."""
 
-    offset: int
+    offset: NonNegative
     fp: str
-    fp_len: int
+    fp_len: NonNegative
     skip: bool = False
     path: str = ""
 
 
 class _Document(msgspec.Struct):
     version: int = FORMAT_VERSION
+    generation: NonNegative = 0
     sources: dict[str, dict[str, Checkpoint]] = {}
 
 
@@ -47,19 +82,37 @@ _decode = msgspec.json.Decoder(_Document).decode
 
 
 class CheckpointStore:
-    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, write_spacing_secs: float | None = None,
+                 sync_interval_secs: float = SYNC_INTERVAL_SECS) -> None:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / FILE_NAME
+        self.synced_path = self.data_dir / SYNCED_FILE_NAME
+        legacy = os.environ.get(CADENCE_ENV) == "legacy"
+        #: every write is the fsync'ed kind, once per sync interval (the old cadence)
+        self.legacy = legacy
+        self.sync_interval_secs = sync_interval_secs
+        if write_spacing_secs is None:
+            write_spacing_secs = sync_interval_secs if legacy else WRITE_SPACING_SECS
+        self.write_spacing_secs = write_spacing_secs
         self._sources: dict[str, dict[str, Checkpoint]] = {}
         self._dirty = False
-        self._seq = itertools.count(1)
-        self._written_seq = 0
+        self._changed: asyncio.Event | None = None
         self._write_lock = threading.Lock()
-        self._flusher: asyncio.Task[None] | None = None
-        self._flusher_users = 0
+        self._taken_gen = 0  # generation of the newest snapshot
+        self._written_gen = 0  # generation in the main file
+        self._written_payload = b""
+        self._synced_gen = 0  # generation in the synced file
+        self._written_at = -1e9
+        self._synced_at = time.monotonic()
+        self._writer: asyncio.Task[None] | None = None
+        self._writer_users = 0
+        self._failing = False
+        self._errors_log = RateLimitedLogger(log, 60.0)
+        # stats
         self.writes = 0
+        self.syncs = 0
         self.write_errors = 0
-        self._load()
+        self._gens = itertools.count(self._load() + 1)
 
     # -- reading and updating (in memory) ------------------------------------
 
@@ -68,108 +121,212 @@ class CheckpointStore:
 
     def set(self, source_id: str, key: str, checkpoint: Checkpoint) -> None:
         self._sources.setdefault(source_id, {})[key] = checkpoint
-        self._dirty = True
+        self._changed_now()
 
     def remove(self, source_id: str, key: str) -> None:
         entries = self._sources.get(source_id)
         if entries is not None and entries.pop(key, None) is not None:
-            self._dirty = True
+            self._changed_now()
 
     def keys(self, source_id: str) -> list[str]:
         return list(self._sources.get(source_id, ()))
 
-    # -- persistence ----------------------------------------------------------
+    def _changed_now(self) -> None:
+        self._dirty = True
+        if self._changed is not None:
+            self._changed.set()
 
-    def _load(self) -> None:
+    # -- loading ----------------------------------------------------------------
+
+    def _load(self) -> int:
+        """Take the newer valid file; returns its generation (0 without one)."""
+        self._remove_temp_files()
+        best: _Document | None = None
+        for path in (self.path, self.synced_path):
+            document = self._read(path)
+            if document is not None and (best is None or document.generation > best.generation):
+                best = document
+        if best is None:
+            return 0
+        self._sources = best.sources
+        self._written_gen = self._synced_gen = best.generation
+        return best.generation
+
+    def _read(self, path: Path) -> _Document | None:
         try:
-            raw = self.path.read_bytes()
+            raw = path.read_bytes()
         except FileNotFoundError:
-            return
+            return None
+        except OSError as exc:
+            log.error("cannot read checkpoint file; ignoring it", path=str(path), error=str(exc))
+            return None
         try:
             document = _decode(raw)
             if document.version != FORMAT_VERSION:
                 raise ValueError(f"unknown format version {document.version}")
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-            aside = self.path.with_name(f"{FILE_NAME}.corrupt-{int(time.time())}")
-            with contextlib.suppress(OSError):
-                os.replace(self.path, aside)
-            log.error("checkpoint file unreadable; starting without checkpoints",
-                      path=str(self.path), moved_to=str(aside), error=str(exc))
-            return
-        self._sources = document.sources
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            aside = path.with_name(f"{path.name}.{stamp}.corrupt")
+            try:
+                os.replace(path, aside)
+                moved_to = str(aside)
+            except OSError as move_error:
+                moved_to = f"(not moved: {move_error})"
+            log.error("checkpoint file is corrupt; moved aside, files without a valid checkpoint "
+                      "are read as new ones (read_from)", path=str(path), moved_to=moved_to, error=str(exc))
+            return None
+        return document
+
+    def _remove_temp_files(self) -> None:
+        """Temp files left by a process killed in the middle of a write."""
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.data_dir):
+                if entry.name.startswith(".checkpoints.") and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+
+    # -- writing ----------------------------------------------------------------
 
     def _snapshot(self) -> tuple[int, bytes] | None:
         if not self._dirty:
             return None
         self._dirty = False
-        return next(self._seq), _encode(_Document(sources=self._sources))
+        generation = self._taken_gen = next(self._gens)
+        return generation, _encode(_Document(generation=generation, sources=self._sources))
 
-    def _write(self, seq: int, payload: bytes) -> None:
+    def _persist(self, snapshot: tuple[int, bytes] | None, durable: bool) -> None:
+        """Write ``snapshot`` to the main file, and with ``durable`` the newest
+        written state to the synced file (blocking; runs in a thread)."""
         with self._write_lock:
-            if seq <= self._written_seq:
-                return  # a newer snapshot was written already
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.{seq}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            if snapshot is not None and snapshot[0] > self._written_gen:
+                generation, payload = snapshot
+                self._write_file(self.path, payload, sync=self.legacy)
+                self._written_gen, self._written_payload = generation, payload
+                self.writes += 1
+            if durable and self._written_gen > self._synced_gen:
+                generation = self._written_gen
+                self._write_file(self.synced_path, self._written_payload, sync=True)
+                self._synced_gen = generation
+                self.syncs += 1
+
+    def _write_file(self, path: Path, payload: bytes, *, sync: bool) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
             try:
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(fd, view):]
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(tmp, self.path)
-            dir_fd = os.open(self.data_dir, os.O_RDONLY)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        if sync:
+            dir_fd = os.open(self.data_dir, os.O_RDONLY | os.O_CLOEXEC)
             try:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
-            self._written_seq = seq
-            self.writes += 1
 
     def flush(self) -> None:
-        """Write the current offsets now if anything changed (blocking)."""
+        """Write the current offsets now, fsync'ed (blocking); raises OSError."""
+        if self._written_gen < self._taken_gen:
+            self._dirty = True  # a background write was lost (failed or cancelled)
         snapshot = self._snapshot()
-        if snapshot is not None:
-            try:
-                self._write(*snapshot)
-            except OSError:
-                self._dirty = True
-                self.write_errors += 1
-                raise
-
-    async def flush_async(self) -> None:
-        snapshot = self._snapshot()
-        if snapshot is None:
-            return
         try:
-            await asyncio.to_thread(self._write, *snapshot)
-        except OSError as exc:
-            self._dirty = True
+            self._persist(snapshot, durable=True)
+        except OSError:
+            self._dirty = self._dirty or snapshot is not None
             self.write_errors += 1
-            log.error("cannot write checkpoints", path=str(self.path), error=str(exc))
+            raise
+        self._synced_at = time.monotonic()
 
-    async def _flush_loop(self, interval: float) -> None:
+    def try_flush(self) -> bool:
+        """:meth:`flush`, with a failure logged (rate-limited) instead of raised."""
+        try:
+            self.flush()
+        except OSError as exc:
+            self._errors_log.error("checkpoints", "cannot write checkpoints", path=str(self.path), error=str(exc),
+                                   write_errors=self.write_errors)
+            return False
+        return True
+
+    def _write_due(self) -> bool:
+        return self._dirty or self._written_gen > self._synced_gen
+
+    async def _wait_for_change(self) -> None:
+        """Until something changed, or the written state is due to be synced."""
+        assert self._changed is not None
+        while not self._dirty:
+            timeout = None
+            if self._written_gen > self._synced_gen:
+                timeout = self._synced_at + self.sync_interval_secs - time.monotonic()
+                if timeout <= 0:
+                    return
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), timeout)
+            except asyncio.TimeoutError:
+                return
+
+    async def _write_loop(self) -> None:
         while True:
-            await asyncio.sleep(interval)
-            await self.flush_async()
+            await self._wait_for_change()
+            spacing = self._written_at + self.write_spacing_secs - time.monotonic()
+            if spacing > 0:
+                await asyncio.sleep(spacing)  # coalesce: later changes ride along
+            now = self._written_at = time.monotonic()
+            durable = self.legacy or now - self._synced_at >= self.sync_interval_secs
+            snapshot = self._snapshot()
+            if snapshot is None and not (durable and self._write_due()):
+                continue
+            try:
+                await asyncio.to_thread(self._persist, snapshot, durable)
+            except OSError as exc:
+                self._write_failed(exc, snapshot is not None)
+                await asyncio.sleep(RETRY_SECS)
+                continue
+            if durable:
+                self._synced_at = now
+            if self._failing:
+                self._failing = False
+                log.info("checkpoint writes work again", path=str(self.path))
+
+    def _write_failed(self, exc: OSError, lost_snapshot: bool) -> None:
+        if lost_snapshot:
+            self._dirty = True  # the next attempt writes the state of that moment
+        self._failing = True
+        self.write_errors += 1
+        self._errors_log.error("checkpoints", "cannot write checkpoints; retrying (the agent keeps running)",
+                               path=str(self.path), error=str(exc), retry_secs=RETRY_SECS,
+                               write_errors=self.write_errors)
 
     @contextlib.asynccontextmanager
-    async def flushing(self, interval: float = 1.0) -> AsyncIterator[None]:
-        """Flush in the background while at least one user is inside this block."""
-        self._flusher_users += 1
-        if self._flusher is None:
-            self._flusher = asyncio.create_task(self._flush_loop(interval), name="checkpoint-flush")
+    async def writing(self) -> AsyncIterator[None]:
+        """Persist changes in the background while at least one user is inside this block."""
+        self._writer_users += 1
+        if self._writer is None:
+            self._changed = asyncio.Event()
+            self._writer = asyncio.create_task(self._write_loop(), name="checkpoint-writer")
         try:
             yield
         finally:
-            self._flusher_users -= 1
-            if self._flusher_users == 0 and self._flusher is not None:
-                self._flusher.cancel()
+            self._writer_users -= 1
+            if self._writer_users == 0 and self._writer is not None:
+                self._writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await self._flusher
-                self._flusher = None
+                    await self._writer
+                self._writer = None
+                self._changed = None
 
     def close(self) -> None:
-        """Final flush (the background task, if any, ends with its last user)."""
+        """Final fsync'ed write (the writer task, if any, ends with its last user); raises OSError."""
         self.flush()
+        log.info("checkpoints saved", path=str(self.path), writes=self.writes, syncs=self.syncs,
+                 write_errors=self.write_errors)

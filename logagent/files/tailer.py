@@ -195,10 +195,10 @@ class FileTailer:
         try:
             self._full_scan(startup=True)
             self._prune_checkpoints()
-            if once:
-                await self._run_once()
-                return
-            async with self.checkpoints.flushing(self.config.checkpoint_flush_secs):
+            async with self.checkpoints.writing():
+                if once:
+                    await self._run_once()
+                    return
                 helpers = [
                     asyncio.create_task(self._watch(), name="files-watch"),
                     asyncio.create_task(self._rescan_timer(), name="files-rescan"),
@@ -252,7 +252,7 @@ class FileTailer:
             await self._close(f, final=f.state.deleted or f.state.gone_since is not None)
         while self._chunks_in_flight > 0 and not self._stopping:
             await self._sleep(None)
-        self.checkpoints.flush()
+        self.checkpoints.try_flush()
 
     async def _sleep(self, timeout: float | None) -> None:
         self._wake.clear()
