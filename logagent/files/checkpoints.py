@@ -271,8 +271,10 @@ class CheckpointStore:
                     return
             self._changed.clear()
             try:
-                await asyncio.wait_for(self._changed.wait(), timeout)
-            except asyncio.TimeoutError:
+                # not wait_for: on 3.11 it can swallow a cancellation that races the event
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait()
+            except TimeoutError:
                 return
 
     async def _write_loop(self) -> None:
