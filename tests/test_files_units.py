@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
 from logagent.files import Checkpoint, CheckpointStore, TailerConfig
 from logagent.files.lines import LineSplitter
@@ -105,3 +107,93 @@ async def test_background_flush_while_in_use(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.02)
     assert CheckpointStore(tmp_path / "data").get("a", "1:1").offset == 1
+
+
+async def test_changes_are_written_soon_one_write_at_a_time_newest_state_last(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "data", write_spacing_secs=0.0)
+    in_flight = peak = 0
+    persist = store._persist
+
+    def slow_persist(snapshot, durable):  # type: ignore[no-untyped-def]
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            time.sleep(0.02)
+            persist(snapshot, durable)
+        finally:
+            in_flight -= 1
+
+    store._persist = slow_persist  # type: ignore[method-assign]
+    async with store.writing():
+        for offset in range(1, 51):
+            store.set("a", "1:1", Checkpoint(offset=offset, fp="", fp_len=0))
+            await asyncio.sleep(0.001)
+        for _ in range(500):  # written while running, without a flush
+            if CheckpointStore(tmp_path / "data").get("a", "1:1") == Checkpoint(offset=50, fp="", fp_len=0):
+                break
+            await asyncio.sleep(0.02)
+    assert CheckpointStore(tmp_path / "data").get("a", "1:1").offset == 50
+    assert peak == 1
+    assert 1 <= store.writes < 50  # coalesced
+
+
+def test_the_newer_of_the_main_and_the_synced_file_wins(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = CheckpointStore(data)
+    store.set("a", "1:1", Checkpoint(offset=10, fp="", fp_len=0))
+    store.flush()  # both files hold offset 10
+    store.set("a", "1:1", Checkpoint(offset=20, fp="", fp_len=0))
+    store._persist(store._snapshot(), durable=False)  # only the main file: 20
+    assert CheckpointStore(data).get("a", "1:1").offset == 20
+    # a machine crash left the unsynced main file empty: the synced copy is used
+    (data / "checkpoints.json").write_bytes(b"")
+    again = CheckpointStore(data)
+    assert again.get("a", "1:1").offset == 10
+    assert [n for n in os.listdir(data) if n.endswith(".corrupt")][0].startswith("checkpoints.json.")
+
+
+@pytest.mark.parametrize("content", [
+    b'{"version": 1, "sources": {"a": {"1:1": {"offset": 10, "fp": "", "fp_len": 0}',  # cut short
+    b'{"version": 1, "sources": {"a": {"1:1": {"offset": -5, "fp": "", "fp_len": 0}}}}',  # hand-edited
+    b'{"version": 7, "sources": {}}',
+    b"\x00\x00\x00\x00",
+], ids=["truncated", "negative-offset", "unknown-version", "zeros"])
+def test_bad_checkpoint_files_are_logged_and_set_aside(tmp_path: Path, content: bytes) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "checkpoints.json").write_bytes(content)
+    with structlog.testing.capture_logs() as logs:
+        store = CheckpointStore(data)
+    assert store.keys("a") == []
+    aside = [n for n in os.listdir(data) if n.endswith(".corrupt")]
+    assert len(aside) == 1 and (data / aside[0]).read_bytes() == content
+    errors = [e for e in logs if e["log_level"] == "error"]
+    assert errors and errors[0]["path"] == str(data / "checkpoints.json")
+    assert errors[0]["moved_to"] == str(data / aside[0])
+
+
+async def test_failing_writes_are_retried_counted_and_logged_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("logagent.files.checkpoints.RETRY_SECS", 0.05)
+    data = tmp_path / "data"
+    data.write_bytes(b"")  # a file where the directory should be: every write fails
+    store = CheckpointStore(data)
+    with structlog.testing.capture_logs() as logs:
+        async with store.writing():
+            store.set("a", "1:1", Checkpoint(offset=1, fp="", fp_len=0))
+            for _ in range(300):
+                if store.write_errors >= 3:
+                    break
+                await asyncio.sleep(0.02)
+            assert store.write_errors >= 3
+            assert not store.try_flush()
+            data.unlink()  # the disk has room again
+            for _ in range(300):
+                if (data / "checkpoints.json").exists():
+                    break
+                await asyncio.sleep(0.02)
+    assert CheckpointStore(data).get("a", "1:1").offset == 1
+    failures = [e for e in logs if e["event"].startswith("cannot write checkpoints")]
+    assert len(failures) == 1  # rate-limited
+    assert failures[0]["path"] == str(data / "checkpoints.json")
+    assert any(e["event"] == "checkpoint writes work again" for e in logs)
