@@ -278,7 +278,7 @@ def median(values: Sequence[float]) -> float:
 
 
 def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, *, stdout_path: Path | None = None,
-              profile: Path | None = None) -> Measured:
+              profile: Path | None = None, env: dict[str, str] | None = None) -> Measured:
     data_dir = workdir / f"data-{tag}"
     shutil.rmtree(data_dir, ignore_errors=True)
     kubernetes = f"{{node_name: {NODE}, kubeconfig: {kubeconfig}, initial_delay_ms: 0}}"
@@ -290,7 +290,7 @@ def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, *, stdou
         args = [str(pyspy), "record", "-r", "250", "-f", "raw", "-o", str(profile), "--"] + args
     out = open(stdout_path or os.devnull, "wb")
     try:
-        result = run_measured(args, stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr")
+        result = run_measured(args, stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr", env=env)
     finally:
         out.close()
     if result.returncode != 0:
