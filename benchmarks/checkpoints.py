@@ -11,8 +11,9 @@ apiserver emulator, filter, route, console to /dev/null; ``logagent run
 second) and with the old one (one fsync'ed write a second, selected through
 the internal environment variable of ``logagent/files/checkpoints.py``),
 interleaved, ``--runs`` times each. The agent logs its checkpoint write count
-at shutdown ("checkpoints saved"); writes per second are that over the run's
-wall time. Throughput is compared per run pair (new / old) and the median
+at shutdown ("checkpoints saved"), with how long changes waited to reach the
+file (from the first unsaved acknowledgement to the rename); writes per
+second are the count over the run's wall time. Throughput is compared per run pair (new / old) and the median
 ratio is reported.
 """
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     emulator = None
     base_env = {k: v for k, v in os.environ.items() if k != CADENCE_ENV}
     cadences = {"new (~10 ms + 1 s fsync)": base_env, "old (1 s fsync)": {**base_env, CADENCE_ENV: "legacy"}}
-    results: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in cadences}
+    results: dict[str, list[tuple[float, float, int, int, float, float]]] = {name: [] for name in cadences}
     try:
         logs = workdir / "pods"
         write_tree(logs, specs, args.lines // len(specs))
@@ -59,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                 tag = f"{'new' if env is base_env else 'old'}{i}"
                 m = run_agent(workdir, logs, emulator.kubeconfig, tag, env=env)
                 saved = _saved(workdir / f"agent-{tag}.stderr")
-                results[name].append((m.wall, m.cpu, int(saved.get("writes", 0)), int(saved.get("syncs", 0))))
+                results[name].append((m.wall, m.cpu, int(saved.get("writes", 0)), int(saved.get("syncs", 0)),
+                                      float(saved.get("persist_lag_ms_mean", 0)),
+                                      float(saved.get("persist_lag_ms_max", 0))))
                 print(f"run {i + 1} {name}: {m.wall:.2f}s wall, {m.cpu:.2f}s CPU, {saved.get('writes')} writes",
                       file=sys.stderr)
     finally:
@@ -71,10 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         runs = results[name]
         rows.append([name, total / median([r[0] for r in runs]), total / median([r[1] for r in runs]),
-                     median([r[2] for r in runs]), median([r[2] / r[0] for r in runs]), median([r[3] for r in runs])])
+                     median([r[2] for r in runs]), median([r[2] / r[0] for r in runs]), median([r[3] for r in runs]),
+                     f"{median([r[4] for r in runs]):.1f} / {max(r[5] for r in runs):.1f}"])
     print(f"## Checkpoint cadence under load: {total:,} lines, `logagent run --once`, medians of {args.runs} runs\n")
-    print(table(["cadence", "lines/s (wall)", "lines/CPU-s", "checkpoint writes", "writes/s", "fsync'ed writes"],
-                rows))
+    print(table(["cadence", "lines/s (wall)", "lines/CPU-s", "checkpoint writes", "writes/s", "fsync'ed writes",
+                 "ack-to-file ms (mean / max)"], rows))
     new, old = results[names[0]], results[names[1]]
     wall_ratio = median([o[0] / n[0] for n, o in zip(new, old)])
     cpu_ratio = median([o[1] / n[1] for n, o in zip(new, old)])

@@ -137,6 +137,8 @@ class Outcome:
     rotations: int = 0
     per_kill: list[int] = field(default_factory=list)
     checkpoint_writes: int = 0
+    lag_means: list[float] = field(default_factory=list)
+    lag_max: float = 0.0
 
     @property
     def dup_pct(self) -> float:
@@ -208,7 +210,11 @@ def run_variant(workdir: Path, name: str, signum: int, legacy: bool, schedule: l
             seen[key] = count + 1
         outcome.per_kill.append(again)
         if signum == signal.SIGTERM:
-            outcome.checkpoint_writes += _checkpoint_writes(out.with_suffix(".stderr"))
+            saved = _saved(out.with_suffix(".stderr"))
+            outcome.checkpoint_writes += int(saved.get("writes", 0))
+            if saved.get("writes"):
+                outcome.lag_means.append(float(saved["persist_lag_ms_mean"]))
+                outcome.lag_max = max(outcome.lag_max, float(saved["persist_lag_ms_max"]))
     outcome.per_kill = outcome.per_kill[1:]  # instance n+1's duplicates come from kill n
     outcome.written = sum(expected.values())
     outcome.delivered = sum(seen.values())
@@ -217,11 +223,12 @@ def run_variant(workdir: Path, name: str, signum: int, legacy: bool, schedule: l
     return outcome
 
 
-def _checkpoint_writes(stderr: Path) -> int:
+def _saved(stderr: Path) -> dict:
+    """The agent's "checkpoints saved" log line at shutdown (writes, lag)."""
     for line in stderr.read_text(errors="replace").splitlines():
         if '"checkpoints saved"' in line:
-            return int(json.loads(line).get("writes", 0))
-    return 0
+            return json.loads(line)
+    return {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,6 +278,8 @@ def print_results(results: dict[str, list[Outcome]], args: argparse.Namespace) -
             kills = o.per_kill
             rows.append([variant, o.restarts, o.rotations, o.written, o.lost, o.duplicated, f"{o.dup_pct:.2f} %",
                          f"{statistics.median(kills) if kills else 0:.0f} / {max(kills) if kills else 0}",
-                         o.checkpoint_writes or "-"])
+                         o.checkpoint_writes or "-",
+                         f"{statistics.median(o.lag_means):.1f} / {o.lag_max:.1f}" if o.lag_means else "-"])
     print(table(["variant", "stops", "rotations", "lines written", "lost", "duplicated", "dup %",
-                 "dup per stop (median / max)", "checkpoint writes (SIGTERM runs)"], rows))
+                 "dup per stop (median / max)", "checkpoint writes (SIGTERM runs)",
+                 "ack-to-file ms, mean / max (SIGTERM runs)"], rows))

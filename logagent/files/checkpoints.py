@@ -112,6 +112,11 @@ class CheckpointStore:
         self.writes = 0
         self.syncs = 0
         self.write_errors = 0
+        #: how long changes waited to reach the main file: the window a crash re-delivers
+        self.persist_lag_max = 0.0
+        self.persist_lag_total = 0.0
+        self._dirty_since = 0.0
+        self._snapshot_since = 0.0
         self._gens = itertools.count(self._load() + 1)
 
     # -- reading and updating (in memory) ------------------------------------
@@ -132,6 +137,8 @@ class CheckpointStore:
         return list(self._sources.get(source_id, ()))
 
     def _changed_now(self) -> None:
+        if not self._dirty:
+            self._dirty_since = time.monotonic()
         self._dirty = True
         if self._changed is not None:
             self._changed.set()
@@ -191,6 +198,7 @@ class CheckpointStore:
         if not self._dirty:
             return None
         self._dirty = False
+        self._snapshot_since = self._dirty_since
         generation = self._taken_gen = next(self._gens)
         return generation, _encode(_Document(generation=generation, sources=self._sources))
 
@@ -203,6 +211,9 @@ class CheckpointStore:
                 self._write_file(self.path, payload, sync=self.legacy)
                 self._written_gen, self._written_payload = generation, payload
                 self.writes += 1
+                lag = time.monotonic() - self._snapshot_since
+                self.persist_lag_total += lag
+                self.persist_lag_max = max(self.persist_lag_max, lag)
             if durable and self._written_gen > self._synced_gen:
                 generation = self._written_gen
                 self._write_file(self.synced_path, self._written_payload, sync=True)
@@ -331,4 +342,6 @@ class CheckpointStore:
         """Final fsync'ed write (the writer task, if any, ends with its last user); raises OSError."""
         self.flush()
         log.info("checkpoints saved", path=str(self.path), writes=self.writes, syncs=self.syncs,
-                 write_errors=self.write_errors)
+                 write_errors=self.write_errors,
+                 persist_lag_ms_mean=round(1000 * self.persist_lag_total / max(1, self.writes), 1),
+                 persist_lag_ms_max=round(1000 * self.persist_lag_max, 1))
