@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+import msgspec
 import structlog.testing
 
 from logagent.files import Checkpoint, CheckpointStore, TailerConfig
@@ -110,32 +111,37 @@ async def test_background_flush_while_in_use(tmp_path: Path) -> None:
 
 
 async def test_changes_are_written_soon_one_write_at_a_time_newest_state_last(tmp_path: Path) -> None:
-    store = CheckpointStore(tmp_path / "data", write_spacing_secs=0.0)
+    store = CheckpointStore(tmp_path / "data", write_spacing_secs=0.0, sync_interval_secs=0.05)
     in_flight = peak = 0
-    persist = store._persist
+    write_synced = store._write_synced
 
-    def slow_persist(snapshot, durable):  # type: ignore[no-untyped-def]
+    def slow_sync(generation: int, payload: bytes) -> None:  # the fsync'ed copy, in a thread
         nonlocal in_flight, peak
         in_flight += 1
         peak = max(peak, in_flight)
         try:
-            time.sleep(0.02)
-            persist(snapshot, durable)
+            time.sleep(0.03)
+            write_synced(generation, payload)
         finally:
             in_flight -= 1
 
-    store._persist = slow_persist  # type: ignore[method-assign]
+    store._write_synced = slow_sync  # type: ignore[method-assign]
+    newest = Checkpoint(offset=50, fp="", fp_len=0)
     async with store.writing():
         for offset in range(1, 51):
             store.set("a", "1:1", Checkpoint(offset=offset, fp="", fp_len=0))
-            await asyncio.sleep(0.001)
-        for _ in range(500):  # written while running, without a flush
-            if CheckpointStore(tmp_path / "data").get("a", "1:1") == Checkpoint(offset=50, fp="", fp_len=0):
+            await asyncio.sleep(0.002)
+        for _ in range(500):  # both files written while running, without a flush
+            main = CheckpointStore(tmp_path / "data").get("a", "1:1")
+            synced = msgspec.json.decode((tmp_path / "data" / "checkpoints.synced.json").read_bytes()
+                                         if (tmp_path / "data" / "checkpoints.synced.json").exists() else b"{}")
+            if main == newest and synced.get("sources", {}).get("a", {}).get("1:1", {}).get("offset") == 50:
                 break
             await asyncio.sleep(0.02)
-    assert CheckpointStore(tmp_path / "data").get("a", "1:1").offset == 50
-    assert peak == 1
-    assert 1 <= store.writes < 50  # coalesced
+        else:
+            raise AssertionError("the newest state was not written")
+    assert peak == 1  # one fsync'ed write at a time
+    assert 1 <= store.syncs <= store.writes <= 50
 
 
 def test_the_newer_of_the_main_and_the_synced_file_wins(tmp_path: Path) -> None:
@@ -144,7 +150,7 @@ def test_the_newer_of_the_main_and_the_synced_file_wins(tmp_path: Path) -> None:
     store.set("a", "1:1", Checkpoint(offset=10, fp="", fp_len=0))
     store.flush()  # both files hold offset 10
     store.set("a", "1:1", Checkpoint(offset=20, fp="", fp_len=0))
-    store._persist(store._snapshot(), durable=False)  # only the main file: 20
+    store._write_main(store._snapshot())  # only the main file: 20
     assert CheckpointStore(data).get("a", "1:1").offset == 20
     # a machine crash left the unsynced main file empty: the synced copy is used
     (data / "checkpoints.json").write_bytes(b"")

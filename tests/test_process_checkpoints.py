@@ -75,6 +75,9 @@ def test_kill_9_never_leaves_a_torn_checkpoint_file(tmp_path: Path) -> None:
         for _ in range(6):
             agent = AgentProcess(config, out)
             agent.wait_for_log("started")
+            wait_until = time.monotonic() + 30
+            while not (data / "checkpoints.json").exists() and time.monotonic() < wait_until:
+                time.sleep(0.02)  # the first agent's first write (the files it opened)
             deadline = time.monotonic() + rng.uniform(0.2, 0.8)
             while time.monotonic() < deadline:  # checkpoints are being written when the kill comes
                 for w in writers:
