@@ -53,6 +53,10 @@ FORMAT_VERSION = 1
 #: shortest time between two writes of the main file while acknowledgements
 #: keep coming: bounds what a crash re-delivers and the writes per second
 WRITE_SPACING_SECS = 0.01
+#: ... and at least this many times as long as the last write took: when the
+#: agent is busy (catching up), a write waits for the GIL and costs the main
+#: thread more, so writes thin out and stay a small part of its work
+WRITE_COST_FACTOR = 2.0
 #: the fsync'ed copy is written this often while anything changed
 SYNC_INTERVAL_SECS = 1.0
 #: a failed write is tried again after this long
@@ -110,7 +114,7 @@ class CheckpointStore:
         self._written_gen = 0  # generation in the main file
         self._written_payload = b""
         self._synced_gen = 0  # generation in the synced file
-        self._written_at = -1e9
+        self._next_write_at = 0.0
         self._synced_at = time.monotonic()
         self._writer: asyncio.Task[None] | None = None
         self._syncing: asyncio.Task[None] | None = None
@@ -310,15 +314,18 @@ class CheckpointStore:
     async def _write_loop(self) -> None:
         while True:
             await self._wait_for_change()
-            spacing = self._written_at + self.write_spacing_secs - time.monotonic()
+            spacing = self._next_write_at - time.monotonic()
             if spacing > 0:
                 await asyncio.sleep(spacing)  # coalesce: later changes ride along
-            now = self._written_at = time.monotonic()
+            now = time.monotonic()
+            self._next_write_at = now + self.write_spacing_secs
             snapshot = self._snapshot()
             if snapshot is not None:
                 try:
                     # in a thread: inline, a busy disk (journal) would stall the event loop
                     await asyncio.to_thread(self._write_main, snapshot)
+                    took = time.monotonic() - now
+                    self._next_write_at = max(self._next_write_at, now + took * (1 + WRITE_COST_FACTOR))
                 except OSError as exc:
                     self._dirty = True  # the next attempt writes the state of that moment
                     self._write_failed(exc)
