@@ -4,7 +4,8 @@ Offsets are keyed by (source_id, file identity). The tailer updates them in
 memory as chunks are acknowledged; while a tailer runs (:meth:`writing`), one
 writer task persists them:
 
-- every change, within ``WRITE_SPACING_SECS``, to ``checkpoints.json``
+- every change, within ``WRITE_SPACING_SECS`` (longer under saturation, see
+  ``WRITE_COST_FACTOR``), to ``checkpoints.json``
   (temp file + rename, no fsync). Writes are coalesced: at most one is in
   flight and each takes the newest state. They run in a thread: a write
   costs about 60 us of CPU, but on a disk busy with other writers its create
@@ -18,7 +19,8 @@ writer task persists them:
   leave the unsynced main file empty or old, never this one: it costs at most
   a second of checkpoint progress.
 
-Each document carries a generation number; at start the newer valid one of the
+The file format and the atomic write are in ``checkpoint_file.py``. Each
+document carries a generation number; at start the newer valid one of the
 two files wins. A file that cannot be decoded (hand-edited, truncated) is
 logged with its path and moved aside as ``<name>.<UTC time>.corrupt``; with no
 valid file, every log file starts as if it were new (``read_from``). A failing
@@ -37,22 +39,27 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated
 
-import msgspec
 import structlog
 
+from logagent.files.checkpoint_file import (
+    Checkpoint,
+    Document,
+    encode_document,
+    read_document,
+    remove_temp_files,
+    write_atomically,
+)
 from logagent.observe.ratelimit import RateLimitedLogger
 
 log = structlog.get_logger(__name__)
 
 FILE_NAME = "checkpoints.json"
 SYNCED_FILE_NAME = "checkpoints.synced.json"
-FORMAT_VERSION = 1
 
 #: shortest time between two writes of the main file while acknowledgements
 #: keep coming: bounds what a crash re-delivers and the writes per second
-WRITE_SPACING_SECS = 0.01
+WRITE_SPACING_SECS = 0.002
 #: ... and at least this many times as long as the last write took: when the
 #: agent is busy (catching up), a write waits for the GIL and costs the main
 #: thread more, so writes thin out and stay a small part of its work
@@ -65,29 +72,7 @@ RETRY_SECS = 1.0
 #: write of the main file a second, no synced copy), to compare both in one run
 CADENCE_ENV = "LOGAGENT_INTERNAL_CHECKPOINT_CADENCE"
 
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
-
-
-class Checkpoint(msgspec.Struct, frozen=True):
-    """Where to resume one file: ``offset`` is a line boundary (or, with
-    ``skip``, a point inside a line that was already emitted truncated)."""
-
-    offset: NonNegative
-    fp: str
-    fp_len: NonNegative
-    skip: bool = False
-    path: str = ""
-
-
-class _Document(msgspec.Struct):
-    version: int = FORMAT_VERSION
-    generation: NonNegative = 0
-    sources: dict[str, dict[str, Checkpoint]] = {}
-
-
-_encode = msgspec.json.Encoder().encode
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-_decode = msgspec.json.Decoder(_Document).decode
+__all__ = ["Checkpoint", "CheckpointStore"]
 
 
 class CheckpointStore:
@@ -160,10 +145,10 @@ class CheckpointStore:
 
     def _load(self) -> int:
         """Take the newer valid file; returns its generation (0 without one)."""
-        self._remove_temp_files()
-        best: _Document | None = None
+        remove_temp_files(self.data_dir)
+        best: Document | None = None
         for path in (self.path, self.synced_path):
-            document = self._read(path)
+            document = read_document(path)
             if document is not None and (best is None or document.generation > best.generation):
                 best = document
         if best is None:
@@ -171,39 +156,6 @@ class CheckpointStore:
         self._sources = best.sources
         self._written_gen = self._synced_gen = best.generation
         return best.generation
-
-    def _read(self, path: Path) -> _Document | None:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.error("cannot read checkpoint file; ignoring it", path=str(path), error=str(exc))
-            return None
-        try:
-            document = _decode(raw)
-            if document.version != FORMAT_VERSION:
-                raise ValueError(f"unknown format version {document.version}")
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            aside = path.with_name(f"{path.name}.{stamp}.corrupt")
-            try:
-                os.replace(path, aside)
-                moved_to = str(aside)
-            except OSError as move_error:
-                moved_to = f"(not moved: {move_error})"
-            log.error("checkpoint file is corrupt; moved aside, files without a valid checkpoint "
-                      "are read as new ones (read_from)", path=str(path), moved_to=moved_to, error=str(exc))
-            return None
-        return document
-
-    def _remove_temp_files(self) -> None:
-        """Temp files left by a process killed in the middle of a write."""
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(self.data_dir):
-                if entry.name.startswith(".checkpoints.") and entry.name.endswith(".tmp"):
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.path)
 
     # -- writing ----------------------------------------------------------------
 
@@ -213,7 +165,7 @@ class CheckpointStore:
         self._dirty = False
         self._snapshot_since = self._dirty_since
         generation = self._taken_gen = next(self._gens)
-        return generation, _encode(_Document(generation=generation, sources=self._sources))
+        return generation, encode_document(Document(generation=generation, sources=self._sources))
 
     def _write_main(self, snapshot: tuple[int, bytes]) -> None:
         """Write ``snapshot`` to the main file (blocking; no fsync but in legacy mode)."""
@@ -221,7 +173,7 @@ class CheckpointStore:
         with self._main_lock:
             if generation <= self._written_gen:
                 return  # a newer state is there already
-            self._write_file(self.path, payload, sync=self.legacy)
+            write_atomically(self.path, payload, sync=self.legacy)
             self._written_gen, self._written_payload = generation, payload
         self.writes += 1
         lag = time.monotonic() - self._snapshot_since
@@ -233,37 +185,9 @@ class CheckpointStore:
         with self._sync_lock:
             if generation <= self._synced_gen:
                 return
-            self._write_file(self.synced_path, payload, sync=True)
+            write_atomically(self.synced_path, payload, sync=True)
             self._synced_gen = generation
         self.syncs += 1
-
-    def _write_file(self, path: Path, payload: bytes, *, sync: bool) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            try:
-                fd = os.open(tmp, _CREATE, 0o600)
-            except FileNotFoundError:  # data_dir not there (yet, or any more)
-                self.data_dir.mkdir(parents=True, exist_ok=True)
-                fd = os.open(tmp, _CREATE, 0o600)
-            try:
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(fd, view):]
-                if sync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if sync:
-            dir_fd = os.open(self.data_dir, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
 
     def flush(self) -> None:
         """Write the current offsets now, fsync'ed (blocking); raises OSError."""
