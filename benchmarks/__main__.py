@@ -18,6 +18,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "latency": ("benchmarks.latency", "time from a line written to the line delivered"),
     "http": ("benchmarks.http_ship", "shipping to an HTTP endpoint"),
     "conditions": ("benchmarks.conditions", "match() on RE2 against Python re, per record"),
+    "checkpoints": ("benchmarks.checkpoints", "checkpoint writes per second under load; throughput new vs old cadence"),
+    "crash": ("benchmarks.crash", "lines lost/duplicated when the agent is killed and restarted under rotation"),
 }
 
 

@@ -200,12 +200,12 @@ class Measured:
 
 
 def run_measured(args: Sequence[str], *, stdout: int | None = None, stderr_path: Path | None = None,
-                 env: dict[str, str] | None = None, timeout: float = 600.0) -> Measured:
+                 env: dict[str, str] | None = None, timeout: float = 600.0, cwd: Path = REPO) -> Measured:
     """Run a child to its end; wall time and the child's own utime+stime (os.wait4)."""
     err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
     try:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(args), cwd=REPO, stdout=stdout, stderr=err, env=env)
+        proc = subprocess.Popen(list(args), cwd=cwd, stdout=stdout, stderr=err, env=env)
         deadline = start + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -278,7 +278,8 @@ def median(values: Sequence[float]) -> float:
 
 
 def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, *, stdout_path: Path | None = None,
-              profile: Path | None = None) -> Measured:
+              profile: Path | None = None, env: dict[str, str] | None = None, code: Path = REPO) -> Measured:
+    """One ``--once`` run; ``code``: the checkout whose ``logagent`` runs (``python -m`` from there)."""
     data_dir = workdir / f"data-{tag}"
     shutil.rmtree(data_dir, ignore_errors=True)
     kubernetes = f"{{node_name: {NODE}, kubeconfig: {kubeconfig}, initial_delay_ms: 0}}"
@@ -290,7 +291,8 @@ def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, *, stdou
         args = [str(pyspy), "record", "-r", "250", "-f", "raw", "-o", str(profile), "--"] + args
     out = open(stdout_path or os.devnull, "wb")
     try:
-        result = run_measured(args, stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr")
+        result = run_measured(args, stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr", env=env,
+                              cwd=code)
     finally:
         out.close()
     if result.returncode != 0:
@@ -332,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path, help="also record one agent run with py-spy (raw/collapsed stacks)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--compare-with", type=Path, metavar="CHECKOUT",
+                        help="also run the agent of another checkout (e.g. the commit before a change), interleaved")
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-bench-"))
@@ -349,12 +353,15 @@ def main(argv: list[str] | None = None) -> int:
         print(check_output(workdir, check_dir, emulator.kubeconfig, specs, check_records), file=sys.stderr)
 
         rows = []
-        agent, startup, baseline = [], [], []
+        agent, startup, baseline, other = [], [], [], []
         for i in range(args.runs):
             # interleaved, so drift of the machine's speed hits all three alike
             startup.append(run_agent(workdir, small, emulator.kubeconfig, f"startup{i}"))
             agent.append(run_agent(workdir, big, emulator.kubeconfig, f"run{i}"))
             baseline.append(run_baseline(big))
+            if args.compare_with:
+                other.append(run_agent(workdir, big, emulator.kubeconfig, f"other{i}", code=args.compare_with))
+                rows.append([i + 1, f"agent of {args.compare_with}", other[-1].wall, other[-1].cpu])
             for name, m in (("agent start-up", startup[-1]), ("agent", agent[-1]), ("baseline loop", baseline[-1])):
                 rows.append([i + 1, name, m.wall, m.cpu])
             print(f"run {i + 1}: agent {agent[-1].wall:.2f}s wall {agent[-1].cpu:.2f}s cpu, "
@@ -395,6 +402,12 @@ def main(argv: list[str] | None = None) -> int:
         ["agent start-up (wall / CPU s)", f"{wall_s:.2f} / {cpu_s:.2f}", "(info)", ""],
     ]
     print(table(["target", "measured", "goal", ""], targets))
+    if other:
+        print()
+        print(table([f"this checkout / {args.compare_with} (median of per-run ratios)", "throughput ratio"], [
+            ["wall", f"{median([o.wall / a.wall for a, o in zip(agent, other)]):.3f}"],
+            ["CPU", f"{median([o.cpu / a.cpu for a, o in zip(agent, other)]):.3f}"],
+        ]))
     return 0
 
 

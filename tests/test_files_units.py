@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
+import msgspec
+import structlog.testing
 
 from logagent.files import Checkpoint, CheckpointStore, TailerConfig
 from logagent.files.lines import LineSplitter
@@ -74,7 +77,8 @@ def test_checkpoint_store_round_trip_and_atomic_file(tmp_path: Path) -> None:
     store.set("a", "1:2", Checkpoint(offset=10, fp="ff", fp_len=3, skip=True, path="/x"))
     store.set("b", "1:2", Checkpoint(offset=20, fp="ee", fp_len=4))
     store.flush()
-    assert sorted(os.listdir(tmp_path / "data")) == ["checkpoints.json"]  # no temp files left
+    # no temp files left; the main file and its fsync'ed copy
+    assert sorted(os.listdir(tmp_path / "data")) == ["checkpoints.json", "checkpoints.synced.json"]
     again = CheckpointStore(tmp_path / "data")
     assert again.get("a", "1:2") == Checkpoint(offset=10, fp="ff", fp_len=3, skip=True, path="/x")
     assert again.get("b", "1:2").offset == 20
@@ -92,15 +96,110 @@ def test_corrupt_checkpoint_file_is_set_aside(tmp_path: Path) -> None:
     (data / "checkpoints.json").write_bytes(b"{not json")
     store = CheckpointStore(data)
     assert store.keys("a") == []
-    assert any(name.startswith("checkpoints.json.corrupt-") for name in os.listdir(data))
+    assert any(name.startswith("checkpoints.json.") and name.endswith(".corrupt") for name in os.listdir(data))
 
 
 async def test_background_flush_while_in_use(tmp_path: Path) -> None:
     store = CheckpointStore(tmp_path / "data")
-    async with store.flushing(0.05):
+    async with store.writing():
         store.set("a", "1:1", Checkpoint(offset=1, fp="", fp_len=0))
         for _ in range(100):
             if (tmp_path / "data" / "checkpoints.json").exists():
                 break
             await asyncio.sleep(0.02)
     assert CheckpointStore(tmp_path / "data").get("a", "1:1").offset == 1
+
+
+async def test_changes_are_written_soon_one_write_at_a_time_newest_state_last(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "data", write_spacing_secs=0.0, sync_interval_secs=0.05)
+    in_flight = peak = 0
+    write_synced = store._write_synced
+
+    def slow_sync(generation: int, payload: bytes) -> None:  # the fsync'ed copy, in a thread
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            time.sleep(0.03)
+            write_synced(generation, payload)
+        finally:
+            in_flight -= 1
+
+    store._write_synced = slow_sync  # type: ignore[method-assign]
+    newest = Checkpoint(offset=50, fp="", fp_len=0)
+    async with store.writing():
+        for offset in range(1, 51):
+            store.set("a", "1:1", Checkpoint(offset=offset, fp="", fp_len=0))
+            await asyncio.sleep(0.002)
+        for _ in range(500):  # both files written while running, without a flush
+            main = CheckpointStore(tmp_path / "data").get("a", "1:1")
+            synced = msgspec.json.decode((tmp_path / "data" / "checkpoints.synced.json").read_bytes()
+                                         if (tmp_path / "data" / "checkpoints.synced.json").exists() else b"{}")
+            if main == newest and synced.get("sources", {}).get("a", {}).get("1:1", {}).get("offset") == 50:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise AssertionError("the newest state was not written")
+    assert peak == 1  # one fsync'ed write at a time
+    assert 1 <= store.syncs <= store.writes <= 50
+
+
+def test_the_newer_of_the_main_and_the_synced_file_wins(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = CheckpointStore(data)
+    store.set("a", "1:1", Checkpoint(offset=10, fp="", fp_len=0))
+    store.flush()  # both files hold offset 10
+    store.set("a", "1:1", Checkpoint(offset=20, fp="", fp_len=0))
+    store._write_main(store._snapshot())  # only the main file: 20
+    assert CheckpointStore(data).get("a", "1:1").offset == 20
+    # a machine crash left the unsynced main file empty: the synced copy is used
+    (data / "checkpoints.json").write_bytes(b"")
+    again = CheckpointStore(data)
+    assert again.get("a", "1:1").offset == 10
+    assert [n for n in os.listdir(data) if n.endswith(".corrupt")][0].startswith("checkpoints.json.")
+
+
+@pytest.mark.parametrize("content", [
+    b'{"version": 1, "sources": {"a": {"1:1": {"offset": 10, "fp": "", "fp_len": 0}',  # cut short
+    b'{"version": 1, "sources": {"a": {"1:1": {"offset": -5, "fp": "", "fp_len": 0}}}}',  # hand-edited
+    b'{"version": 7, "sources": {}}',
+    b"\x00\x00\x00\x00",
+], ids=["truncated", "negative-offset", "unknown-version", "zeros"])
+def test_bad_checkpoint_files_are_logged_and_set_aside(tmp_path: Path, content: bytes) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "checkpoints.json").write_bytes(content)
+    with structlog.testing.capture_logs() as logs:
+        store = CheckpointStore(data)
+    assert store.keys("a") == []
+    aside = [n for n in os.listdir(data) if n.endswith(".corrupt")]
+    assert len(aside) == 1 and (data / aside[0]).read_bytes() == content
+    errors = [e for e in logs if e["log_level"] == "error"]
+    assert errors and errors[0]["path"] == str(data / "checkpoints.json")
+    assert errors[0]["moved_to"] == str(data / aside[0])
+
+
+async def test_failing_writes_are_retried_counted_and_logged_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("logagent.files.checkpoints.RETRY_SECS", 0.05)
+    data = tmp_path / "data"
+    data.write_bytes(b"")  # a file where the directory should be: every write fails
+    store = CheckpointStore(data)
+    with structlog.testing.capture_logs() as logs:
+        async with store.writing():
+            store.set("a", "1:1", Checkpoint(offset=1, fp="", fp_len=0))
+            for _ in range(300):
+                if store.write_errors >= 3:
+                    break
+                await asyncio.sleep(0.02)
+            assert store.write_errors >= 3
+            assert not store.try_flush()
+            data.unlink()  # the disk has room again
+            for _ in range(300):
+                if any(e["event"] == "checkpoint writes work again" for e in logs):
+                    break
+                await asyncio.sleep(0.02)
+    assert CheckpointStore(data).get("a", "1:1").offset == 1
+    failures = [e for e in logs if e["event"].startswith("cannot write checkpoints")]
+    assert len(failures) == 1  # rate-limited
+    assert failures[0]["path"] == str(data / "checkpoints.json")
+    assert any(e["event"] == "checkpoint writes work again" for e in logs)

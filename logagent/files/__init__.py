@@ -10,14 +10,24 @@ Usage::
     tailer = FileTailer(TailerConfig(log_dir=...), store, source_id="k8s")
     await tailer.run(emit)                         # emit(chunk) is awaited per chunk
     ...
-    tailer.stop(); <drain sinks>; store.flush()
+    tailer.stop(); <drain sinks>; store.close()    # final fsync'ed write
 
 Guarantees: a file's checkpoint only moves past a chunk once that chunk and
-every earlier chunk of the file were acknowledged (``chunk.ack.release()``),
-so after a crash only unacknowledged chunks (plus at most
-``checkpoint_flush_secs`` of acknowledged ones) are read again. Memory is
-bounded by ``max_unacked_bytes`` + ``max_read_bytes`` + one partial line
-(``max_line_bytes``) per open file.
+every earlier chunk of the file were acknowledged (``chunk.ack.release()``).
+While a tailer runs, the store persists each change within a few milliseconds
+(``WRITE_SPACING_SECS``; more when the process is saturated, as writes are
+then spaced by three times their duration; atomic rename, at most one write
+in flight, newest state wins) and fsyncs a copy about once a second. After a
+process crash only unacknowledged chunks and the acknowledgements of the last
+write interval are read again; after a machine crash at most a second more. A
+corrupt checkpoint file is moved aside (``*.corrupt``) and its files start by
+``read_from``; a failing write is retried, counted and logged, never raised.
+Memory is bounded by ``max_unacked_bytes`` + ``max_read_bytes`` + one partial
+line (``max_line_bytes``) per open file.
+
+Inside: ``tailer.FileTailer`` coordinates ``reader.FileReader`` (one open
+file), ``lifecycle.FileTable`` (discovery, rotation, gone files) and
+``ledger.AckLedger`` (acknowledgements to checkpoints).
 
 Each file ends with one ``Chunk`` with ``eof=True`` when it is closed because
 it was deleted / rotated away and drained, or at the end of a ``once`` run; not

@@ -53,7 +53,6 @@ class TailerConfig:
     max_unacked_bytes: int = 16 << 20
     #: Size of the leading-bytes fingerprint that guards against inode reuse.
     fingerprint_bytes: int = 256
-    checkpoint_flush_secs: float = 1.0
     #: watchfiles settings: a change is delivered after ``watch_step_ms`` of
     #: quiet, at the latest ``watch_debounce_ms`` after the first change.
     watch_step_ms: int = 50
@@ -68,7 +67,7 @@ class TailerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 problems.append(f"{name}: must be a positive integer, got {value!r}")
-        for name in ("rescan_interval_secs", "rotate_wait_secs", "checkpoint_flush_secs"):
+        for name in ("rescan_interval_secs", "rotate_wait_secs"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 problems.append(f"{name}: must be a positive number, got {value!r}")

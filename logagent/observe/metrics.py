@@ -117,6 +117,13 @@ TAILER_GAUGES = (
     ("logagent_unacked_bytes", "Bytes read and handed on that no sink has acknowledged yet.", "unacked_bytes"),
 )
 
+CHECKPOINT_COUNTERS = (
+    ("logagent_checkpoint_writes", "Checkpoint file writes (temp file + rename).", "writes"),
+    ("logagent_checkpoint_syncs", "Writes of the fsync'ed checkpoint copy.", "syncs"),
+    ("logagent_checkpoint_write_errors", "Checkpoint writes that failed (disk full, read-only data_dir); retried.",
+     "write_errors"),
+)
+
 KIND_COUNTERS = (
     ("logagent_kube_relists", "Full relists after the apiserver answered 410 Gone.", "relists"),
     ("logagent_kube_watch_restarts", "Watch streams that ended or broke and were started again.", "watch_restarts"),
@@ -169,7 +176,18 @@ class TopologyCollector(Collector):
         info.add_metric([logagent.__version__], 1)
         ready = GaugeMetricFamily("logagent_ready", "1 when sinks are started and metadata is synced, else 0.")
         ready.add_metric([], 1 if getattr(self.topology, "ready", False) else 0)
-        return [info, ready]
+        return [info, ready, *self._checkpoints()]
+
+    def _checkpoints(self) -> list[Metric]:
+        store = getattr(self.topology, "checkpoints", None)
+        families = []
+        for name, help, attr in CHECKPOINT_COUNTERS:
+            value = self._number(store, attr) if store is not None else None
+            if value is not None:
+                family = CounterMetricFamily(name, help)
+                family.add_metric([], value)
+                families.append(family)
+        return families
 
     def _components(self) -> list[Metric]:
         families = []
