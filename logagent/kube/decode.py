@@ -308,6 +308,35 @@ def decode_list(kind: Kind, body: bytes) -> tuple[list[KubeObject], str, str | N
     return items, wire.metadata.resource_version, wire.metadata.continue_ or None
 
 
+class _CountListMeta(msgspec.Struct, rename="camel"):
+    continue_: str | None = msgspec.field(default=None, name="continue")
+    remaining_item_count: int | None = None
+
+
+class _CountList(msgspec.Struct):
+    metadata: _CountListMeta = msgspec.field(default_factory=_CountListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+_count_list_decoder = msgspec.json.Decoder(_CountList)
+
+
+def decode_list_count(body: bytes) -> int | None:
+    """How many objects a limited list says exist: its items plus ``remainingItemCount``.
+
+    None when the page is incomplete and the server did not say how much is left
+    (a selector was set, or the server does not count).
+    """
+    try:
+        wire = _count_list_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise KubeDecodeError(f"cannot decode a list page: {e}") from None
+    items = len(wire.items or ())
+    if wire.metadata.remaining_item_count is not None:
+        return items + wire.metadata.remaining_item_count
+    return None if wire.metadata.continue_ else items
+
+
 def decode_status(body: bytes) -> ApiStatus | None:
     """Decode an error response body; None if it is not a Status object."""
     try:
