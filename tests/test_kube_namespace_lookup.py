@@ -190,3 +190,27 @@ def test_the_emulator_counts_what_it_sends() -> None:
     acc.sent(rec, 5)
     assert rec.bytes == 15 and acc.bytes_sent[("get", "namespaces")] == 15
     assert acc.to_json()["bytes_sent"] == {"get/namespaces": 15}
+
+
+async def test_metrics_show_the_mode_and_the_lookups(apiserver, tmp_path, hubs) -> None:
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from logagent.observe.metrics import TopologyCollector
+
+    seed(apiserver, 3)
+    apiserver.create("pods", make_pod("p", "ns-1", node=NODE))
+    apiserver.inject_fault("get", "namespaces", 500)
+    hub = await hubs(kube_config(apiserver, tmp_path, namespace_watch_max=2), needs_namespaces=True)
+    await eventually(lambda: hub.namespaces.get("ns-1") is not None)
+    registry = CollectorRegistry()
+    collector = TopologyCollector(SimpleNamespace(hub=hub, sources={}, transforms={}, sinks={}))
+    registry.register(collector)
+    text = generate_latest(registry).decode()
+    assert 'logagent_kube_namespace_mode{mode="lookup",reason="counted"} 1.0' in text
+    assert 'logagent_kube_namespace_lookups_total{result="ok"} 1.0' in text
+    assert 'logagent_kube_namespace_lookups_total{result="error"} 1.0' in text
+    assert "logagent_kube_namespace_lookup_cached 1.0" in text
+    assert "logagent_kube_namespace_lookup_oldest_age_seconds" in text
+    assert 'logagent_kube_requests_total{resource="namespaces",status="2xx",verb="get"} 1.0' in text
