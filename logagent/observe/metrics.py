@@ -338,8 +338,7 @@ class TopologyCollector(Collector):
             last = kind_stats.last_event_at
             if last is not None:
                 since.add_metric([resource], max(0.0, now - last))
-        families += [objects, retained, since]
-        families += _namespace_mode_families(hub)
+        families += [objects, retained, since, *_namespace_mode_families(hub)]
         return families
 
     # -------------------------------------------------------------- helpers
