@@ -1,6 +1,7 @@
 """Namespace fields per ``kubernetes.namespace_metadata`` mode: agent memory, apiserver requests and bytes.
 
     python -m benchmarks namespace-modes [--quick] [--repeats 3] [--agents 6] [--window-secs 30]
+                                         [--before PATH]
 
 One apiserver emulator process holds 110 realistic pods on the agent's node
 (in 50 namespaces, as ``benchmarks/cluster.py`` spreads them) and 0, 2,000,
@@ -20,6 +21,10 @@ managed-by; ~1.8 KB each on the wire).
    timers; its namespace requests and bytes are scaled to one hour
    (x 3600 / (60 x window)). No namespace
    changes during the window: churn adds events in watch mode only.
+   With ``--before PATH`` (a checkout of an earlier commit, e.g. ``git
+   worktree add /tmp/before <commit>``), that commit's agent runs too, with
+   namespace fields on (its only mode, a watch), interleaved with the others:
+   the same-run baseline of the watch store's size.
 3. **Rollout** (largest count): ``--agents`` agent processes started at once
    (default start jitter, ``initial_delay_ms`` 1 s) against the one emulator,
    per mode: total response bytes of the emulator until every agent is synced,
@@ -96,7 +101,7 @@ def write_config(root: Path, kubeconfig: Path, mode: str, kube_extra: dict[str, 
     log_dir = root / "pods"
     log_dir.mkdir(parents=True, exist_ok=True)
     kube: dict[str, object] = {"node_name": NODE, "kubeconfig": str(kubeconfig), "initial_delay_ms": 0}
-    if mode not in ("off", "auto"):
+    if mode not in ("off", "auto", "before"):
         kube["namespace_metadata"] = mode
     kube.update(kube_extra)
     kube_text = ", ".join(f"{k}: {v}" for k, v in kube.items())
@@ -117,10 +122,11 @@ def namespace_bytes(stats: dict) -> int:  # type: ignore[type-arg]
 
 
 class Bench:
-    def __init__(self, root: Path, emu: Emulator) -> None:
+    def __init__(self, root: Path, emu: Emulator, before: Path | None = None) -> None:
         self.root = root
         self.emu = emu
         self.count = 0
+        self.before = before
 
     def _dir(self) -> Path:
         self.count += 1
@@ -130,7 +136,11 @@ class Bench:
 
     def agent(self, mode: str, kube_extra: dict[str, object] | None = None) -> Process:
         d = self._dir()
-        return start_agent(write_config(d, self.emu.kubeconfig, mode, kube_extra or {}), d / "agent.stderr")
+        config = write_config(d, self.emu.kubeconfig, mode, kube_extra or {})
+        if mode == "before":
+            assert self.before is not None
+            return start_agent(config, d / "agent.stderr", cwd=self.before)
+        return start_agent(config, d / "agent.stderr")
 
     def start(self, mode: str) -> Run:
         self.emu.reset_stats()
@@ -184,7 +194,7 @@ class Bench:
                 "before": before, "secs": elapsed}
 
 
-def run(quick: bool, repeats: int, agents: int, window: float) -> str:
+def run(quick: bool, repeats: int, agents: int, window: float, before: Path | None = None) -> str:
     counts = [0, 2_000, 10_000] if quick else [0, 2_000, 10_000, 100_000]
     largest = counts[-1]
     started = time.monotonic()
@@ -192,10 +202,11 @@ def run(quick: bool, repeats: int, agents: int, window: float) -> str:
         root = Path(tmp)
         emu = Emulator(root, bookmark_interval=3600)
         try:
-            bench = Bench(root, emu)
+            bench = Bench(root, emu, before)
+            modes = (*MODES, "before") if before is not None else MODES
             log(f"seeding {NODE_PODS} pods on {NODE}")
             add_pods(emu, NODE_PODS, NODE)
-            cells: dict[tuple[int, str], Cell] = {(n, m): Cell() for n in counts for m in MODES}
+            cells: dict[tuple[int, str], Cell] = {(n, m): Cell() for n in counts for m in modes}
             seeded = 0
             for n in counts:
                 if n > seeded:
@@ -204,7 +215,7 @@ def run(quick: bool, repeats: int, agents: int, window: float) -> str:
                                                          "label_sets": "unique"})
                     seeded = n
                 for r in range(repeats):
-                    for mode in MODES:
+                    for mode in modes:
                         log(f"{n:,} namespaces, {mode}, run {r + 1}/{repeats}")
                         cells[(n, mode)].runs.append(bench.start(mode))
             hourly = {}
@@ -217,18 +228,20 @@ def run(quick: bool, repeats: int, agents: int, window: float) -> str:
                 rollouts[mode] = bench.rollout(mode, agents)
         finally:
             emu.stop()
-    return report(counts, cells, hourly, rollouts, agents, repeats, window, quick, time.monotonic() - started)
+    return report(counts, cells, hourly, rollouts, agents, repeats, window, quick, time.monotonic() - started,
+                  modes)
 
 
 def report(counts: list[int], cells: dict[tuple[int, str], Cell], hourly: dict, rollouts: dict,  # type: ignore[type-arg]
-           agents: int, repeats: int, window: float, quick: bool, elapsed: float) -> str:
+           agents: int, repeats: int, window: float, quick: bool, elapsed: float,
+           modes: tuple[str, ...] = MODES) -> str:
     largest = counts[-1]
     out = [f"### Namespace modes ({machine_line()}; {'quick, ' if quick else ''}median of {repeats} runs per cell; "
            f"{elapsed:.0f} s; shared, noisy machine)", ""]
     rows = []
     for n in counts:
         off = cells[(n, "off")]
-        for mode in MODES:
+        for mode in modes:
             cell = cells[(n, mode)]
             per_ns = f"{(cell.hwm - off.hwm) / n:.0f}" if n and mode != "off" else "–"
             rows.append([f"{n:,}", mode, mib(cell.hwm), mib(cell.rss), f"{(cell.hwm - off.hwm) / MIB:+.1f}",
@@ -269,6 +282,11 @@ def report(counts: list[int], cells: dict[tuple[int, str], Cell], hourly: dict, 
         [f"auto at {largest:,}: looks up", "lookup", "lookup" if auto_large.get("get") else "watch",
          verdict(bool(auto_large.get("get")) and not auto_large.get("watch"))],
     ]
+    if "before" in modes:
+        before = cells[(largest, "before")]
+        per_ns_before = (before.hwm - off.hwm) / largest
+        targets.append(["watch peak B per namespace: before / now (same run)", "(reported)",
+                        f"{per_ns_before:.0f} / {per_ns_watch:.0f} = {per_ns_before / per_ns_watch:.2f}×", "–"])
     out.append(markdown_table(["target", "goal", "measured", "verdict"], targets))
     return "\n".join(out)
 
@@ -280,8 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--agents", type=int, default=6, help="agent processes in the rollout")
     parser.add_argument("--window-secs", type=float, default=30.0, help="steady-state window (at 60x timers)")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="a checkout of an earlier commit whose agent (namespace watch) runs as a baseline")
     args = parser.parse_args(argv)
-    print(run(args.quick, max(1, args.repeats), max(1, args.agents), args.window_secs))
+    print(run(args.quick, max(1, args.repeats), max(1, args.agents), args.window_secs, args.before))
     return 0
 
 
