@@ -214,3 +214,30 @@ async def test_metrics_show_the_mode_and_the_lookups(apiserver, tmp_path, hubs) 
     assert "logagent_kube_namespace_lookup_cached 1.0" in text
     assert "logagent_kube_namespace_lookup_oldest_age_seconds" in text
     assert 'logagent_kube_requests_total{resource="namespaces",status="2xx",verb="get"} 1.0' in text
+
+
+def test_the_count_of_a_limited_list() -> None:
+    from logagent.kube.decode import KubeDecodeError, decode_list_count
+
+    page = b'{"metadata":{"resourceVersion":"9","continue":"t","remainingItemCount":99999},"items":[{}]}'
+    assert decode_list_count(page) == 100_000
+    assert decode_list_count(b'{"metadata":{},"items":[{},{}]}') == 2  # complete: the items are all
+    assert decode_list_count(b'{"metadata":{"continue":"t"},"items":[{}]}') is None  # no count given
+    with pytest.raises(KubeDecodeError):
+        decode_list_count(b"[")
+
+
+async def test_the_token_bucket_spaces_requests_at_its_rate() -> None:
+    from logagent.kube.pacing import TokenBucket
+
+    now = [0.0]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    bucket = TokenBucket(2.0, 2.0, clock=lambda: now[0], sleep=sleep)
+    for _ in range(5):
+        await bucket.acquire()
+    assert slept == [0.5, 0.5, 0.5]  # a burst of 2, then one every 1/rate seconds
