@@ -91,6 +91,20 @@ def _merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+#: the label template of seed_namespaces(label_sets="unique"); markers are replaced per namespace
+_UNIQUE_LABELS = {"team": "__TEAM__", "environment": "__ENV__", "cost-center": "__CC__",
+                  "app.kubernetes.io/managed-by": "argocd"}
+
+
+def _unique_label_set(i: int, body: bytes, labels: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """Namespace i's own label values: team of 1,000, environment of 2, a unique cost-center."""
+    values = {"__TEAM__": f"team-{i % 1000:04d}", "__ENV__": ("production", "staging")[i % 2],
+              "__CC__": f"cc-{i:07d}"}
+    for marker, value in values.items():
+        body = body.replace(marker.encode(), value.encode())
+    return body, {k: values.get(v, v) for k, v in labels.items()}
+
+
 class Cluster:
     """All resources, one resourceVersion counter, and the open watchers."""
 
@@ -203,13 +217,22 @@ class Cluster:
         annotations: Mapping[str, str] | None = None,
         last_applied: bool = True,
         start: int = 0,
+        label_sets: str = "shared",
     ) -> int:
         """Create `count` realistic namespaces (~2 KB each) from one encoded template.
 
         The template is encoded once with placeholders and specialised by byte
         replacement, so 200,000 namespaces take seconds, not minutes.
+        `label_sets="unique"` (when `labels` is None) gives each namespace its own
+        label set, as a per-team cost-center label does: team (one of 1,000),
+        environment (one of 2), a unique cost-center, managed-by.
         """
         store = self.store("namespaces")
+        if label_sets not in ("shared", "unique"):
+            raise ValueError(f"label_sets must be 'shared' or 'unique', got {label_sets!r}")
+        unique = label_sets == "unique" and labels is None
+        if unique:
+            labels = _UNIQUE_LABELS
         labels = dict(labels if labels is not None else {
             "team": "payments", "environment": "production", "cost-center": "cc-1234",
             "app.kubernetes.io/managed-by": "argocd", "app.kubernetes.io/part-of": "platform",
@@ -239,6 +262,8 @@ class Cluster:
                     .replace(b"__UID__", stable_uid("namespace", name).encode())
                     .replace(b"__RV__", str(rv).encode()))
             obj_labels = {"kubernetes.io/metadata.name": name, **labels}
+            if unique:
+                body, obj_labels = _unique_label_set(i, body, obj_labels)
             stored = StoredObject(key, name, "", rv, obj_labels,
                                   {"metadata.name": name, "status.phase": fields_phase}, body)
             self._commit(store, "ADDED", stored, None)

@@ -4,7 +4,8 @@
   POST   /_emulator/objects/{resource}                  body: object -> create or replace
   PATCH  /_emulator/objects/{resource}/{name}?namespace=  body: JSON merge patch
   DELETE /_emulator/objects/{resource}/{name}?namespace=
-  POST   /_emulator/seed      {"namespaces": N, "name_format"?, "labels"?, "annotations"?, "start"?}
+  POST   /_emulator/seed      {"namespaces": N, "name_format"?, "labels"?, "annotations"?, "start"?,
+                               "label_sets"?: "shared" | "unique"}
                               {"pods": N, "node": "n1", "namespace_count"?: K, "name_format"?}
                               {"nodes": ["n1", ...]}
   POST   /_emulator/faults    {"verb", "resource", "status", "count"?, "retry_after"?, "message"?}
@@ -77,7 +78,8 @@ def control_routes(emu: ApiServerEmulator) -> list[web.RouteDef]:
         if "namespaces" in spec:
             created["namespaces"] = cluster.seed_namespaces(
                 int(spec["namespaces"]), spec.get("name_format", "ns-{i:06d}"), spec.get("labels"),
-                spec.get("annotations"), bool(spec.get("last_applied", True)), int(spec.get("start", 0)))
+                spec.get("annotations"), bool(spec.get("last_applied", True)), int(spec.get("start", 0)),
+                spec.get("label_sets", "shared"))
         if "nodes" in spec:
             created["nodes"] = cluster.seed("nodes", (make_node(n) for n in spec["nodes"]))
         if "pods" in spec:

@@ -34,6 +34,10 @@ class RequestRecord:
     namespace: str
     query: dict[str, str]
     status: int = 0
+    #: response body bytes sent so far (headers not counted)
+    bytes: int = 0
+    #: the object's name for a GET of one object, else ""
+    name: str = ""
 
 
 @dataclass
@@ -44,6 +48,8 @@ class Accounting:
     statuses: Counter[tuple[str, str, int]] = field(default_factory=Counter)
     open_watches: Counter[str] = field(default_factory=Counter)
     watch_events_sent: Counter[str] = field(default_factory=Counter)
+    #: response body bytes by (verb, resource), counted as they are written (open watches included)
+    bytes_sent: Counter[tuple[str, str]] = field(default_factory=Counter)
     log: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=10_000))
 
     def record(self, verb: str, resource: str, namespace: str, query: dict[str, str]) -> RequestRecord:
@@ -56,6 +62,10 @@ class Accounting:
         rec.status = status
         self.statuses[(rec.verb, rec.resource, status)] += 1
 
+    def sent(self, rec: RequestRecord, nbytes: int) -> None:
+        rec.bytes += nbytes
+        self.bytes_sent[(rec.verb, rec.resource)] += nbytes
+
     def requests_matching(self, verb: str | None = None, resource: str | None = None) -> list[RequestRecord]:
         return [r for r in self.log if (verb is None or r.verb == verb) and (resource is None or r.resource == resource)]
 
@@ -63,6 +73,7 @@ class Accounting:
         self.requests.clear()
         self.statuses.clear()
         self.watch_events_sent.clear()
+        self.bytes_sent.clear()
         self.log.clear()
 
     def to_json(self) -> dict[str, Any]:
@@ -71,8 +82,9 @@ class Accounting:
             "statuses": {f"{v}/{r}/{c}": n for (v, r, c), n in sorted(self.statuses.items())},
             "open_watches": dict(self.open_watches),
             "watch_events_sent": dict(self.watch_events_sent),
+            "bytes_sent": {f"{v}/{r}": n for (v, r), n in sorted(self.bytes_sent.items())},
             "log": [{"verb": r.verb, "resource": r.resource, "namespace": r.namespace, "query": r.query,
-                     "status": r.status} for r in list(self.log)[-200:]],
+                     "status": r.status, "bytes": r.bytes, "name": r.name} for r in list(self.log)[-200:]],
         }
 
 

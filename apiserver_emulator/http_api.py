@@ -88,6 +88,7 @@ class KubeApi:
             except _Reject as rejected:
                 return rejected.response
         rec = self.accounting.record(verb, resource, namespace, dict(query))
+        rec.name = name or ""
         if request.method != "GET":
             response = status_response(405, "MethodNotAllowed",
                                        f"the emulator serves only GET on {resource} (got {request.method})")
@@ -98,14 +99,15 @@ class KubeApi:
             await asyncio.sleep(delay)
         rule = self.faults.take(verb, resource)
         if rule is not None:
-            response = self._fault_response(rule.status, rule.retry_after, rule.message)
+            response = self._fault_response(rule.status, rule.retry_after, rule.message, verb, resource, name)
             self.accounting.finish(rec, rule.status)
+            self.accounting.sent(rec, len(response.body))  # type: ignore[arg-type]
             return response
         try:
             if verb == "get":
                 response = self._get(resource, namespace, name)
             elif verb == "list":
-                response = await self._list(request, resource, namespace)
+                response = await self._list(request, resource, namespace, rec)
             else:
                 response = await self._watch(request, resource, namespace, rec)
         except _Reject as rejected:
@@ -115,7 +117,13 @@ class KubeApi:
         except SelectorError as err:
             response = status_response(400, "BadRequest", str(err))
         self.accounting.finish(rec, response.status)
+        if isinstance(response, web.Response) and isinstance(response.body, bytes):
+            self.accounting.sent(rec, len(response.body))
         return response
+
+    async def _write(self, rec: RequestRecord, response: web.StreamResponse, data: bytes) -> None:
+        self.accounting.sent(rec, len(data))
+        await response.write(data)
 
     @staticmethod
     def _route(parts: list[str]) -> tuple[str, str, str | None] | None:
@@ -131,7 +139,18 @@ class KubeApi:
         return None
 
     @staticmethod
-    def _fault_response(code: int, retry_after: int, message: str) -> web.Response:
+    def _fault_response(code: int, retry_after: int, message: str, verb: str = "get", resource: str = "",
+                        name: str | None = None) -> web.Response:
+        if code == 403:
+            # the real authorizer's wording, as for a ServiceAccount without the RBAC rule
+            what = f'{resource} "{name}"' if name else resource
+            return status_response(403, "Forbidden", message or (
+                f'{what} is forbidden: User "system:serviceaccount:logging:logagent" cannot {verb} resource '
+                f'"{resource}" in API group "" at the cluster scope'),
+                {"name": name, "kind": resource} if name else {"kind": resource})
+        if code == 404:
+            return status_response(404, "NotFound", message or f'{resource} "{name}" not found',
+                                   {"name": name, "kind": resource})
         if code == 429:
             return status_response(429, "TooManyRequests", message or "Too many requests, please try again later.",
                                    {"retryAfterSeconds": retry_after}, headers={"Retry-After": str(retry_after)})
@@ -159,7 +178,8 @@ class KubeApi:
 
     # -- LIST ------------------------------------------------------------
 
-    async def _list(self, request: web.Request, resource: str, namespace: str) -> web.StreamResponse:
+    async def _list(self, request: web.Request, resource: str, namespace: str,
+                    rec: RequestRecord) -> web.StreamResponse:
         query = request.query
         store = self.cluster.store(resource)
         predicate, has_selector = self._selectors(resource, query)
@@ -243,11 +263,11 @@ class KubeApi:
             return web.Response(body=head + b",".join(o.body for o in items) + b"]}", content_type=JSON)
         response = web.StreamResponse(headers={"Content-Type": JSON})
         await response.prepare(request)
-        await response.write(head)
+        await self._write(rec, response, head)
         for i in range(0, len(items), _STREAM_BATCH):
             sep = b"," if i else b""
-            await response.write(sep + b",".join(o.body for o in items[i:i + _STREAM_BATCH]))
-        await response.write(b"]}")
+            await self._write(rec, response, sep + b",".join(o.body for o in items[i:i + _STREAM_BATCH]))
+        await self._write(rec, response, b"]}")
         await response.write_eof()
         return response
 
@@ -315,7 +335,7 @@ class KubeApi:
                 raise _Reject(status_response(410, "Expired", message))
             response = web.StreamResponse(headers={"Content-Type": JSON})
             await response.prepare(request)
-            await response.write(msgspec.json.encode(
+            await self._write(rec, response, msgspec.json.encode(
                 {"type": "ERROR", "object": status_body(410, "Expired", message)}) + b"\n")
             await response.write_eof()
             return response
@@ -325,14 +345,14 @@ class KubeApi:
         self.open_watchers.add(watcher)
         self.accounting.open_watches[resource] += 1
         try:
-            return await self._stream(request, watcher, initial, start_rv, bool(send_initial) and bookmarks,
+            return await self._stream(request, rec, watcher, initial, start_rv, bool(send_initial) and bookmarks,
                                       bookmarks, timeout)
         finally:
             self.cluster.watchers[resource].discard(watcher)
             self.open_watchers.discard(watcher)
             self.accounting.open_watches[resource] -= 1
 
-    async def _stream(self, request: web.Request, watcher: Watcher, initial: list[StoredObject], start_rv: int,
+    async def _stream(self, request: web.Request, rec: RequestRecord, watcher: Watcher, initial: list[StoredObject], start_rv: int,
                       end_bookmark: bool, bookmarks: bool, timeout: float) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         resource = watcher.resource
@@ -350,19 +370,19 @@ class KubeApi:
             batch = initial[i:i + _STREAM_BATCH]
             if budget is not None:
                 batch = batch[:max(0, budget - sent)]
-            await response.write(b"".join(watch_frame("ADDED", watcher.kind, o.body) for o in batch))
+            await self._write(rec, response, b"".join(watch_frame("ADDED", watcher.kind, o.body) for o in batch))
             sent += len(batch)
             self.accounting.watch_events_sent[resource] += len(batch)
             if over_budget() or watcher.closed:
                 return await self._end(request, response, watcher)
         if end_bookmark:
-            await response.write(bookmark_frame(resource, start_rv, initial_events_end=True))
+            await self._write(rec, response, bookmark_frame(resource, start_rv, initial_events_end=True))
         next_bookmark = loop.time() + self.settings.bookmark_interval if bookmarks else None
         while not watcher.closed and not over_budget():
             if watcher.pending:
                 take = len(watcher.pending) if budget is None else min(len(watcher.pending), budget - sent)
                 frames = [watcher.pending.popleft() for _ in range(take)]
-                await response.write(b"".join(frames))
+                await self._write(rec, response, b"".join(frames))
                 sent += take
                 self.accounting.watch_events_sent[resource] += take
                 continue
@@ -370,7 +390,7 @@ class KubeApi:
             if deadline is not None and now >= deadline:
                 break
             if next_bookmark is not None and now >= next_bookmark:
-                await response.write(bookmark_frame(resource, self.cluster.rv))
+                await self._write(rec, response, bookmark_frame(resource, self.cluster.rv))
                 next_bookmark = now + self.settings.bookmark_interval
                 continue
             wake_at = min(t for t in (deadline, next_bookmark, now + 3600) if t is not None)

@@ -136,6 +136,11 @@ class ApiServerEmulator:
         return self.accounting.statuses
 
     @property
+    def bytes_sent(self) -> Mapping[tuple[str, str], int]:
+        """Response body bytes by (verb, resource), counted as written (open watches included)."""
+        return self.accounting.bytes_sent
+
+    @property
     def open_watches(self) -> Mapping[str, int]:
         return self.accounting.open_watches
 

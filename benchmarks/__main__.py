@@ -13,6 +13,7 @@ import sys
 #: command name -> (module, what it measures)
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "memory": ("benchmarks.memory", "RSS/CPU of the metadata stores vs namespace count; naive baseline"),
+    "namespace-modes": ("benchmarks.namespace_modes", "namespace_metadata watch/lookup/auto: RSS, apiserver requests and bytes, rollout"),
     "control-plane": ("benchmarks.control_plane", "apiserver requests by verb and resource: start, steady state, restart"),
     "throughput": ("benchmarks.throughput", "lines per second through the pipeline"),
     "latency": ("benchmarks.latency", "time from a line written to the line delivered"),

@@ -236,11 +236,11 @@ class Process:
     """A child process whose stderr goes to a file, with a wait-for-line helper."""
 
     def __init__(self, args: list[str], stderr_path: Path, stdout: IO[bytes] | int = subprocess.DEVNULL,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path = REPO) -> None:
         self.stderr_path = stderr_path
         self._stderr = open(stderr_path, "wb")
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(args, cwd=REPO, stdout=stdout, stderr=self._stderr,
+        self.proc = subprocess.Popen(args, cwd=cwd, stdout=stdout, stderr=self._stderr,
                                      env={**os.environ, **(env or {})})
 
     @property
@@ -269,8 +269,9 @@ class Process:
         self._stderr.close()
 
 
-def start_agent(config: Path, stderr_path: Path, env: dict[str, str] | None = None) -> Process:
-    return Process([PYTHON, "-m", "logagent", "run", "--config", str(config)], stderr_path, env=env)
+def start_agent(config: Path, stderr_path: Path, env: dict[str, str] | None = None, cwd: Path = REPO) -> Process:
+    """The agent of the repository at ``cwd`` (``python -m`` imports the package from there)."""
+    return Process([PYTHON, "-m", "logagent", "run", "--config", str(config)], stderr_path, env=env, cwd=cwd)
 
 
 def wait_agent_synced(agent: Process, timeout: float = 300.0) -> float:

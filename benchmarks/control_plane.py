@@ -78,7 +78,8 @@ class Run:
             self.n += 1
             directory = self.root / f"agent-{self.n}"
             directory.mkdir()
-        config = agent_config(directory, self.emu.kubeconfig, NODE, flags, kube_extra)
+        # the watch protocol is what this measures (auto would add one counting list)
+        config = agent_config(directory, self.emu.kubeconfig, NODE, flags, ", namespace_metadata: watch" + kube_extra)
         agent = start_agent(config, directory / f"agent-{time.monotonic_ns()}.stderr")
         wait_agent_synced(agent)
         time.sleep(1.0)

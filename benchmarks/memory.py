@@ -101,7 +101,9 @@ class Bench:
         from benchmarks.common import agent_config
 
         d = self._dir()
-        config = agent_config(d, self.emu.kubeconfig, node, [namespace_flag])
+        # the watch store is what this measures (auto would look up beyond 5,000 namespaces;
+        # see `namespace-modes` for the modes)
+        config = agent_config(d, self.emu.kubeconfig, node, [namespace_flag], ", namespace_metadata: watch")
         agent = start_agent(config, d / "agent.stderr")
         synced = wait_agent_synced(agent)
         wait_cpu_quiet(agent.pid)

@@ -1,6 +1,6 @@
 """Profile of the namespace store: where the bytes of each namespace go.
 
-    python -m benchmarks.store_sizes [--namespaces 200000]
+    python -m benchmarks.store_sizes [--namespaces 200000] [--label-sets shared|unique]
 
 In one process, decodes N watch events shaped exactly like the emulator's
 seeded namespaces (~2 KB each) through the agent's decoder into a real
@@ -34,10 +34,10 @@ def _rss() -> int:
     return 0
 
 
-def watch_lines(n: int) -> list[bytes]:
+def watch_lines(n: int, label_sets: str = "shared") -> list[bytes]:
     """``ADDED`` watch events of n seeded namespaces, as the emulator streams them."""
     cluster = Cluster()
-    cluster.seed_namespaces(n)
+    cluster.seed_namespaces(n, label_sets=label_sets)
     store = cluster.store("namespaces")
     return [b'{"type":"ADDED","object":' + obj.body + b"}\n" for obj in store.objects.values()]
 
@@ -97,8 +97,8 @@ async def _fill(lines: list[bytes]) -> Any:
     return store
 
 
-def run(n: int) -> str:
-    lines = watch_lines(n)
+def run(n: int, label_sets: str = "shared") -> str:
+    lines = watch_lines(n, label_sets)
     wire = sum(len(line) for line in lines)
     import logagent.kube.decode  # noqa: F401  (import costs out of the measurement)
 
@@ -114,7 +114,8 @@ def run(n: int) -> str:
     tracemalloc.stop()
     rss1 = _rss()  # the input lines are still alive, as before the fill
     del lines
-    out = [f"### Namespace store profile: {n:,} namespaces, {wire / n:,.0f} B each on the wire", ""]
+    out = [f"### Namespace store profile: {n:,} namespaces ({label_sets} label sets), "
+           f"{wire / n:,.0f} B each on the wire", ""]
     out.append(markdown_table(["measure", "bytes per namespace"], [
         ["tracemalloc: allocated and still alive", f"{(traced1 - traced0) / n:.0f}"],
         ["RSS growth (includes tracemalloc's own bookkeeping)", f"{(rss1 - rss0) / n:.0f}"],
@@ -134,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.store_sizes", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--namespaces", type=int, default=200_000)
+    parser.add_argument("--label-sets", choices=("shared", "unique"), default="shared",
+                        help="unique: each namespace its own label set (a per-namespace cost-center label)")
     args = parser.parse_args(argv)
-    print(run(args.namespaces))
+    print(run(args.namespaces, args.label_sets))
     return 0
 
 

@@ -34,6 +34,8 @@ DEPLOY = REPO / "daemonset"
 BASE = DEPLOY / "base"
 COMPONENT = DEPLOY / "components" / "namespace-fields"
 OVERLAY = DEPLOY / "overlays" / "namespace-fields"
+LOOKUP_COMPONENT = DEPLOY / "components" / "namespace-lookup"
+LOOKUP_OVERLAY = DEPLOY / "overlays" / "namespace-lookup"
 DOCKERFILE = DEPLOY / "Dockerfile"
 
 #: oldest and newest Kubernetes minor versions the manifests are checked against
@@ -111,15 +113,20 @@ def read_grants(*resources: str) -> set[Grant]:
 
 
 def grants_needed_by(config: Config) -> set[Grant]:
-    """What the agent lists and watches for this config (see ARCHITECTURE: one watch per kind)."""
+    """What the agent lists, watches and gets for this config (see ARCHITECTURE: one watch per kind;
+    README, "Namespace fields at scale": lookup only gets namespaces, watch and auto may list/watch them)."""
     if not config.sources or config.kubernetes.snapshot is not None:
         return set()
     resources = {"pods"}
     if any(source.insert_node_fields for source in config.sources.values()):
         resources.add("nodes")
+    grants = read_grants(*resources)
     if any(source.wants_namespaces for source in config.sources.values()):
-        resources.add("namespaces")
-    return read_grants(*resources)
+        if config.kubernetes.namespace_metadata == "lookup":
+            grants.add(("", "namespaces", "get"))
+        else:
+            grants |= read_grants("namespaces")
+    return grants
 
 
 def agent_container(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -256,10 +263,13 @@ def dockerfile_exec_form(keyword: str) -> list[str]:
 # ---------------------------------------------------------------- files, without kubectl
 
 
-@pytest.mark.parametrize("directory", [DEPLOY, BASE, COMPONENT, OVERLAY], ids=lambda d: str(d.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "directory", [DEPLOY, BASE, COMPONENT, OVERLAY, LOOKUP_COMPONENT, LOOKUP_OVERLAY],
+    ids=lambda d: str(d.relative_to(REPO)),
+)
 def test_every_kustomization_names_existing_files(directory: Path) -> None:
     k = kustomization(directory)
-    expected_kind = "Component" if directory == COMPONENT else "Kustomization"
+    expected_kind = "Component" if directory in (COMPONENT, LOOKUP_COMPONENT) else "Kustomization"
     assert k["kind"] == expected_kind
     for resource in k.get("resources", []):
         target = directory / resource
@@ -286,7 +296,9 @@ def test_schema_check_rejects_a_broken_manifest() -> None:
     assert schema_errors(broken)
 
 
-@pytest.mark.parametrize("directory", [BASE, COMPONENT], ids=["base", "namespace-fields"])
+@pytest.mark.parametrize(
+    "directory", [BASE, COMPONENT, LOOKUP_COMPONENT], ids=["base", "namespace-fields", "namespace-lookup"]
+)
 def test_shipped_config_passes_logagent_validate(directory: Path, tmp_path: Path) -> None:
     text = generated_config_map(directory)["data"]["logagent.yaml"]
     container = agent_container(base_objects_without_kustomize())
@@ -308,6 +320,16 @@ def test_component_config_is_the_base_config_with_namespace_fields() -> None:
     assert variant == base, "the two configs drifted apart beyond insert_namespace_fields"
 
 
+def test_lookup_component_config_is_the_base_config_with_namespace_fields_by_lookup() -> None:
+    base = yaml.safe_load((BASE / "logagent.yaml").read_text(encoding="utf-8"))
+    variant = yaml.safe_load((LOOKUP_COMPONENT / "logagent.yaml").read_text(encoding="utf-8"))
+    assert variant["kubernetes"].pop("namespace_metadata") == "lookup"
+    assert [s["insert_namespace_fields"] for s in variant["sources"].values()] == [True] * len(variant["sources"])
+    for source in variant["sources"].values():
+        source["insert_namespace_fields"] = False
+    assert variant == base, "the two configs drifted apart beyond the namespace settings"
+
+
 def test_image_tag_is_the_package_version() -> None:
     images = {i["name"]: i for i in kustomization(BASE)["images"]}
     assert images["logagent"]["newTag"] == logagent.__version__
@@ -317,7 +339,7 @@ def test_image_tag_is_the_package_version() -> None:
 
 # ---------------------------------------------------------------- rendered by kustomize, or the base files
 
-RENDERS = {"base": DEPLOY, "namespace-fields": OVERLAY}
+RENDERS = {"base": DEPLOY, "namespace-fields": OVERLAY, "namespace-lookup": LOOKUP_OVERLAY}
 #: "base-files" is the base read straight from its files, so that the checks
 #: below also run where kubectl is missing
 DEPLOYMENTS = ["base-files", *sorted(RENDERS)]
@@ -355,6 +377,11 @@ def test_component_adds_read_on_namespaces_only() -> None:
     assert grants_of(role) == read_grants("pods", "nodes", "namespaces")
 
 
+def test_lookup_component_adds_get_on_namespaces_only() -> None:
+    role = single(run_kustomize(LOOKUP_OVERLAY), "ClusterRole")
+    assert grants_of(role) == read_grants("pods", "nodes") | {("", "namespaces", "get")}
+
+
 def test_grants_are_exactly_what_the_mounted_config_needs(rendered: list[dict[str, Any]]) -> None:
     """Least privilege both ways: nothing the config does not use, nothing it uses is missing."""
     env = env_for(agent_container(rendered))
@@ -388,8 +415,12 @@ def test_mounted_config_passes_logagent_validate(rendered: list[dict[str, Any]],
 def test_overlay_mounts_the_namespace_fields_config() -> None:
     base = parse_config(mounted_config(run_kustomize(DEPLOY)), {"NODE_NAME": DOWNWARD_PLACEHOLDER})
     overlay = parse_config(mounted_config(run_kustomize(OVERLAY)), {"NODE_NAME": DOWNWARD_PLACEHOLDER})
+    lookup = parse_config(mounted_config(run_kustomize(LOOKUP_OVERLAY)), {"NODE_NAME": DOWNWARD_PLACEHOLDER})
     assert not any(s.wants_namespaces for s in base.sources.values())
     assert all(s.insert_namespace_fields for s in overlay.sources.values())
+    assert overlay.kubernetes.namespace_metadata == "auto"
+    assert all(s.insert_namespace_fields for s in lookup.sources.values())
+    assert lookup.kubernetes.namespace_metadata == "lookup"
 
 
 def test_daemonset_pod(rendered: list[dict[str, Any]]) -> None:

@@ -13,7 +13,7 @@ from logagent.kube.decode import (
     decode_status,
     decode_watch_event,
 )
-from logagent.kube.model import ContainerMeta, NamespaceMeta, NodeMeta, PodMeta
+from logagent.kube.model import ContainerMeta, NodeMeta, PodMeta, namespace_meta
 from tests.test_kube_support import fixture, pod, to_bytes
 
 FIXTURE_POD = PodMeta(
@@ -33,9 +33,7 @@ FIXTURE_POD = PodMeta(
         )
     },
 )
-FIXTURE_NS = NamespaceMeta(
-    name="nameValue", resource_version="resourceVersionValue", labels={"labelsKey": "labelsValue"}
-)
+FIXTURE_NS = namespace_meta("nameValue", {"labelsKey": "labelsValue"})
 FIXTURE_NODE = NodeMeta(
     name="nameValue", resource_version="resourceVersionValue", labels={"labelsKey": "labelsValue"}
 )

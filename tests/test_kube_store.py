@@ -4,7 +4,7 @@ import msgspec
 import pytest
 
 from logagent.kube.decode import decode_pod
-from logagent.kube.model import NamespaceMeta
+from logagent.kube.model import namespace_meta
 from logagent.kube.store import PodStore, fill, namespace_store
 from tests.test_kube_support import pod, to_bytes
 
@@ -101,7 +101,7 @@ def test_readded_pod_is_not_purged_by_old_graveyard_entry():
 
 def test_namespace_store_deletes_at_once():
     store = namespace_store()
-    ns = NamespaceMeta(name="prod", resource_version="1", labels={"team": "a"})
+    ns = namespace_meta("prod", {"team": "a"})
     store.apply(ns)
     assert store.get("prod") is ns
     store.delete(ns)

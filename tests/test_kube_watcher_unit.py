@@ -8,7 +8,8 @@ import pytest
 from logagent.kube.client import ApiError
 from logagent.kube.config import KubernetesConfig
 from logagent.kube.store import PodStore
-from logagent.kube.watcher import Watcher, _Backoff, reflect
+from logagent.kube.pacing import Backoff
+from logagent.kube.watcher import Watcher, reflect
 from tests.test_kube_support import event, pod, to_bytes
 
 
@@ -158,7 +159,7 @@ async def test_initial_delay_is_random_and_bounded():
 
 
 def test_backoff_full_jitter_grows_to_the_cap_and_resets():
-    backoff = _Backoff(0.5, 30.0, random.Random(7))
+    backoff = Backoff(0.5, 30.0, random.Random(7))
     delays = [backoff.next_delay() for _ in range(20)]
     caps = [min(30.0, 0.5 * 2**i) for i in range(20)]
     assert all(0 <= d <= c for d, c in zip(delays, caps))

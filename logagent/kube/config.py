@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+#: how namespace labels are obtained (see README, "Namespace fields at scale")
+NamespaceMetadataMode = Literal["watch", "lookup", "auto"]
 
 
 class KubernetesConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -39,6 +44,25 @@ class KubernetesConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     #: so first lines are enriched; if the API stays unreachable this long,
     #: reading starts anyway with the metadata paths carry
     sync_timeout_secs: float = 60.0
+    #: namespace labels (only fetched if some source has insert_namespace_fields):
+    #: ``watch`` lists and watches every namespace of the cluster; ``lookup`` GETs
+    #: only the namespaces of this node's pods and refreshes them on a TTL;
+    #: ``auto`` counts the cluster's namespaces once and picks ``watch`` up to
+    #: ``namespace_watch_max``, else ``lookup``
+    namespace_metadata: NamespaceMetadataMode = "auto"
+    #: ``auto``: the most namespaces for which the whole set is watched
+    namespace_watch_max: int = 5_000
+    #: ``lookup``: a namespace in use is fetched again after about this long
+    #: (each refresh is jittered down by up to 20 %, so nodes spread out)
+    namespace_lookup_ttl_secs: float = 300.0
+    #: ``lookup``: the most namespace GETs in flight at once
+    namespace_lookup_concurrency: int = 4
+    #: ``lookup``: the most namespace GETs per second (a token bucket of this
+    #: size, so a start with many namespaces may burst up to it)
+    namespace_lookup_rate: float = 20.0
+    #: ``lookup``: how long a new pod's first lines wait for its namespace's
+    #: first lookup before they are sent without namespace labels
+    namespace_lookup_wait_secs: float = 2.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -57,5 +81,13 @@ class KubernetesConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
             raise ValueError("`backoff_max_ms` must be >= `backoff_initial_ms`")
         if self.list_page_size < 1:
             raise ValueError("`list_page_size` must be >= 1")
+        for name in ("namespace_lookup_ttl_secs", "namespace_lookup_rate"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"`{name}` must be > 0")
+        for name in ("namespace_lookup_concurrency", "namespace_watch_max"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be >= 1")
+        if self.namespace_lookup_wait_secs < 0:
+            raise ValueError("`namespace_lookup_wait_secs` must be >= 0")
         if self.request_timeout_secs <= 0:
             raise ValueError("`request_timeout_secs` must be > 0")

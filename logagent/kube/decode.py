@@ -20,12 +20,12 @@ from typing import Any, Literal
 import msgspec
 
 from logagent.kube.model import (
-    NAMESPACE_NAME_LABEL,
     ContainerMeta,
     KubeObject,
     NamespaceMeta,
     NodeMeta,
     PodMeta,
+    namespace_meta,
 )
 
 #: the resource names (URL plural) of the kinds the agent watches
@@ -240,14 +240,10 @@ def _namespace_meta(obj: _Named) -> NamespaceMeta:
     md = obj.metadata
     labels = md.labels
     if labels:
-        # the name label's value is the namespace's own name: NamespaceMeta
-        # drops it, so interning it would only grow the intern table
-        labels = {
-            _intern(k): (v if k == NAMESPACE_NAME_LABEL else _intern(v)) for k, v in labels.items()
-        }
-    return NamespaceMeta(
-        name=md.name, resource_version=md.resource_version, labels=labels or _EMPTY
-    )
+        # keys are few and repeat everywhere: interned; values are shared by
+        # namespace_meta's bounded table (a unique value is not kept alive by it)
+        labels = {_intern(k): v for k, v in labels.items()}
+    return namespace_meta(md.name, labels or _EMPTY)
 
 
 def _node_meta(obj: _Named) -> NodeMeta:
@@ -308,6 +304,35 @@ def decode_list(kind: Kind, body: bytes) -> tuple[list[KubeObject], str, str | N
     return items, wire.metadata.resource_version, wire.metadata.continue_ or None
 
 
+class _CountListMeta(msgspec.Struct, rename="camel"):
+    continue_: str | None = msgspec.field(default=None, name="continue")
+    remaining_item_count: int | None = None
+
+
+class _CountList(msgspec.Struct):
+    metadata: _CountListMeta = msgspec.field(default_factory=_CountListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+_count_list_decoder = msgspec.json.Decoder(_CountList)
+
+
+def decode_list_count(body: bytes) -> int | None:
+    """How many objects a limited list says exist: its items plus ``remainingItemCount``.
+
+    None when the page is incomplete and the server did not say how much is left
+    (a selector was set, or the server does not count).
+    """
+    try:
+        wire = _count_list_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise KubeDecodeError(f"cannot decode a list page: {e}") from None
+    items = len(wire.items or ())
+    if wire.metadata.remaining_item_count is not None:
+        return items + wire.metadata.remaining_item_count
+    return None if wire.metadata.continue_ else items
+
+
 def decode_status(body: bytes) -> ApiStatus | None:
     """Decode an error response body; None if it is not a Status object."""
     try:
@@ -323,8 +348,8 @@ def decode_watch_event(kind: Kind, line: bytes) -> WatchEvent:
         raw = _event_decoder.decode(line)
         etype = raw.type
         if etype in ("ADDED", "MODIFIED", "DELETED"):
-            obj = _CONVERTERS[kind](_OBJECT_DECODERS[kind].decode(raw.object))
-            return WatchEvent(etype, obj, obj.resource_version)
+            wire = _OBJECT_DECODERS[kind].decode(raw.object)
+            return WatchEvent(etype, _CONVERTERS[kind](wire), wire.metadata.resource_version)
         if etype == "BOOKMARK":
             md = _named_decoder.decode(raw.object).metadata
             end = (md.annotations or _EMPTY).get(INITIAL_EVENTS_END_ANNOTATION) == "true"

@@ -1,8 +1,11 @@
 """The live metadata hub: one watcher per kind per process, shared by every source.
 
 - pods: always; only this node's (``fieldSelector=spec.nodeName=<node>``);
-- namespaces: only if some source needs namespace fields (cluster-wide list);
-  otherwise no namespace request is ever made;
+- namespaces: only if some source needs namespace fields, then either a
+  cluster-wide list/watch or lookups of just the namespaces of this node's pods
+  (``kubernetes.namespace_metadata``: watch, lookup, or auto: chosen at start
+  by counting namespaces, see :mod:`logagent.kube.namespace_mode`); otherwise
+  no namespace request is ever made;
 - the node itself: only if some source needs node fields
   (``fieldSelector=metadata.name=<node>``).
 """
@@ -12,12 +15,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+
+import msgspec
 
 from logagent.kube.client import KubeClient
 from logagent.kube.config import KubernetesConfig
 from logagent.kube.decode import Kind
+from logagent.kube.lookup import NamespaceLookup
 from logagent.kube.model import NamespaceMeta, NodeMeta, PodMeta
+from logagent.kube.namespace_mode import ModeChoice, choose_mode
 from logagent.kube.stats import KindStats
 from logagent.kube.store import PodStore, Store, namespace_store, node_store
 from logagent.kube.watcher import Watcher, reflect
@@ -56,15 +63,23 @@ class KubeHub:
         self._owns_client = client is None
         self._rng = rng or random.Random()
         self.pods = PodStore(retain_deleted_secs=config.delay_deletion_ms / 1000)
-        self.namespaces: Store[NamespaceMeta] | None = (
-            namespace_store() if needs_namespaces else None
-        )
+        #: a namespace Store (watch, and auto until the choice), a
+        #: NamespaceLookup (lookup), or None when no source needs namespaces
+        self.namespaces: Store[NamespaceMeta] | NamespaceLookup | None = None
+        self.namespace_lookup: NamespaceLookup | None = None
+        #: the namespace mode in use, once chosen (None before, or when not needed)
+        self.namespace_mode: ModeChoice | None = None
+        self._namespaces_chosen = asyncio.Event()
+        self._stats: dict[str, KindStats] = {"pods": KindStats()}
+        if needs_namespaces:
+            self._stats["namespaces"] = KindStats()
+            if config.namespace_metadata == "lookup":
+                self._use_lookup()
+            else:
+                self.namespaces = namespace_store()
         self._nodes: Store[NodeMeta] | None = node_store() if needs_node else None
         node_field = f"spec.nodeName={config.node_name}" if config.node_name else None
         self._pod_selectors = (pod_label_selector, _join_selectors(node_field, pod_field_selector))
-        self._stats: dict[str, KindStats] = {"pods": KindStats()}
-        if self.namespaces is not None:
-            self._stats["namespaces"] = KindStats()
         if self._nodes is not None:
             self._stats["nodes"] = KindStats()
         self._tasks: list[asyncio.Task[None]] = []
@@ -80,6 +95,8 @@ class KubeHub:
 
     @property
     def synced(self) -> bool:
+        if self.namespaces is not None and not self._namespaces_chosen.is_set():
+            return False
         return all(store.synced for store in self._stores().values())
 
     @property
@@ -98,22 +115,35 @@ class KubeHub:
         if self.node_name is None:
             log.warning("kubernetes.node_name is not set: watching the pods of every node")
         for kind, store in self._stores().items():
-            watcher = self._watcher(kind)
-            self.watchers[kind] = watcher
-            self._tasks.append(
-                asyncio.create_task(self._run(watcher, store), name=f"kube-{kind}")
-            )
+            if kind == "namespaces":
+                task = self._run_namespaces()
+            else:
+                watcher = self.watchers[kind] = self._watcher(kind)
+                task = self._run(watcher, store)
+            self._tasks.append(asyncio.create_task(task, name=f"kube-{kind}"))
         if self.pods.retain_deleted_secs > 0:
             self._tasks.append(asyncio.create_task(self._sweep(), name="kube-graveyard"))
 
     async def wait_synced(self, timeout: float | None = None) -> bool:
         """Wait until every store has its initial state; False on timeout."""
-        waits = [store.wait_synced() for store in self._stores().values()]
+        waits = [
+            self._wait_namespaces() if kind == "namespaces" else store.wait_synced()
+            for kind, store in self._stores().items()
+        ]
         try:
             await asyncio.wait_for(asyncio.gather(*waits), timeout)
         except TimeoutError:
             return False
         return True
+
+    def namespace_wait(self, name: str) -> Awaitable[None] | None:
+        """While the first lookup of namespace ``name`` is in flight: a wait for it,
+        bounded by ``namespace_lookup_wait_secs``; else None (nothing to wait for)."""
+        lookup = self.namespace_lookup
+        pending = lookup.pending(name) if lookup is not None else None
+        if pending is None:
+            return None
+        return self._bounded_wait(pending)
 
     async def stop(self) -> None:
         tasks, self._tasks = self._tasks, []
@@ -126,15 +156,51 @@ class KubeHub:
 
     # --- internals ---------------------------------------------------------------
 
-    def _stores(self) -> dict[str, Store]:
-        stores: dict[str, Store] = {"pods": self.pods}
+    def _stores(self) -> dict[str, Store | NamespaceLookup]:
+        stores: dict[str, Store | NamespaceLookup] = {"pods": self.pods}
         if self.namespaces is not None:
             stores["namespaces"] = self.namespaces
         if self._nodes is not None:
             stores["nodes"] = self._nodes
         return stores
 
-    def _watcher(self, kind: Kind) -> Watcher:
+    def _use_lookup(self) -> None:
+        self.namespace_lookup = NamespaceLookup(
+            self.config, self.pods, stats=self._stats["namespaces"], rng=random.Random(self._rng.random())
+        )
+        self.namespaces = self.namespace_lookup
+
+    async def _run_namespaces(self) -> None:
+        """Choose the namespace mode (auto: after the start delay), then watch or look up."""
+        assert self._client is not None
+        cfg = self.config
+        if cfg.namespace_metadata == "auto" and cfg.initial_delay_ms > 0:
+            await asyncio.sleep(self._rng.uniform(0, cfg.initial_delay_ms / 1000))
+        choice = await choose_mode(self._client, cfg, self._stats["namespaces"])
+        if choice.mode == "lookup" and self.namespace_lookup is None:
+            self._use_lookup()
+        self.namespace_mode = choice
+        self._namespaces_chosen.set()
+        log.info("namespace metadata: %s", choice.describe(cfg))
+        if self.namespace_lookup is not None:
+            await self.namespace_lookup.run(self._client)
+            return
+        assert isinstance(self.namespaces, Store)
+        watcher = self.watchers["namespaces"] = self._watcher("namespaces", delayed=cfg.namespace_metadata == "watch")
+        await self._run(watcher, self.namespaces)
+
+    async def _wait_namespaces(self) -> None:
+        await self._namespaces_chosen.wait()
+        assert self.namespaces is not None
+        await self.namespaces.wait_synced()
+
+    async def _bounded_wait(self, pending: asyncio.Future[None]) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(pending), self.config.namespace_lookup_wait_secs)
+        except TimeoutError:
+            pass
+
+    def _watcher(self, kind: Kind, delayed: bool = True) -> Watcher:
         assert self._client is not None
         if kind == "pods":
             label_selector, field_selector = self._pod_selectors
@@ -142,10 +208,11 @@ class KubeHub:
             label_selector, field_selector = None, f"metadata.name={self.node_name}"
         else:
             label_selector, field_selector = None, None
+        cfg = self.config if delayed else msgspec.structs.replace(self.config, initial_delay_ms=0)
         return Watcher(
             self._client,
             kind,
-            self.config,
+            cfg,
             label_selector=label_selector,
             field_selector=field_selector,
             stats=self._stats[kind],

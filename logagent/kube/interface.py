@@ -3,10 +3,11 @@ or offline :class:`~logagent.kube.snapshot.SnapshotHub`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from logagent.kube.model import NamespaceMeta, NodeMeta, PodMeta
+from logagent.kube.lookup import NamespaceLookup
 from logagent.kube.stats import KindStats
 from logagent.kube.store import PodStore, Store
 
@@ -14,8 +15,9 @@ from logagent.kube.store import PodStore, Store
 class MetadataHub(Protocol):
     #: pods by uid (or a static pod's mirror hash)
     pods: PodStore
-    #: None when no source needs namespace fields (then nothing is requested)
-    namespaces: Store[NamespaceMeta] | None
+    #: None when no source needs namespace fields (then nothing is requested);
+    #: a watched Store, or the NamespaceLookup of the lookup mode (same read side)
+    namespaces: Store[NamespaceMeta] | NamespaceLookup | None
 
     @property
     def node(self) -> NodeMeta | None: ...
@@ -27,6 +29,9 @@ class MetadataHub(Protocol):
     def stats(self) -> dict[str, KindStats]: ...
 
     def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None: ...
+
+    def namespace_wait(self, name: str) -> Awaitable[None] | None:
+        """A bounded wait for the first lookup of a namespace still in flight, else None."""
 
     async def start(self) -> None: ...
 

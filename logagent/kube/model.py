@@ -54,93 +54,107 @@ class PodMeta(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 #: the label the apiserver puts on every namespace (1.21+), always equal to its name
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
-#: how many distinct label sets :func:`_shared_labels` remembers
-_SHARED_LABEL_SETS = 1024
-_shared_label_sets: dict[int, dict[str, str]] = {}
+#: how many distinct label key sets (schemas) and label values are shared
+_SHARED_SCHEMAS = 1024
+_SHARED_VALUES = 4096
+_schemas: dict[tuple[int | str, ...], tuple[int | str, ...]] = {}
+_values: dict[str, str] = {}
+#: label counts above this use the generic layout (values in one tuple)
+_MAX_FLAT_VALUES = 16
 
 
-def _shared_labels(labels: dict[str, str]) -> dict[str, str]:
-    """An equal dict already held by a recently built namespace, else ``labels`` itself.
+def _shared(table: dict, value: object, limit: int) -> object:  # type: ignore[type-arg]
+    """An equal object already in the bounded table (most recently used kept), else ``value``.
 
-    Bounded (oldest label set forgotten first), so namespaces with unique
-    labels cost what they would without sharing and nothing leaks.
+    Bounded, so values that never repeat (a per-namespace cost-center label)
+    cost what they would without sharing and nothing leaks, while values that
+    do repeat (team, environment) keep one copy.
     """
-    if not labels:
-        return labels
-    key = hash(tuple(labels.items()))
-    known = _shared_label_sets.get(key)
-    if known is not None and known == labels:
-        return known
-    if len(_shared_label_sets) >= _SHARED_LABEL_SETS:
-        del _shared_label_sets[next(iter(_shared_label_sets))]
-    _shared_label_sets[key] = labels
-    return labels
+    known = table.pop(value, None)
+    if known is None:
+        known = value
+        if len(table) >= limit:
+            del table[next(iter(table))]
+    table[known] = known
+    return known
 
 
-class NamespaceMeta:
-    """A namespace's name and labels.
+class NamespaceMeta(msgspec.Struct, frozen=True, gc=False, array_like=True):
+    """A namespace's name and labels, built for size (clusters hold 10^5 namespaces).
 
-    Clusters can hold 10^5 namespaces, so this one is built for size (see
-    benchmarks/README.md): every namespace carries ``kubernetes.io/metadata.name
-    = <its name>`` and its other labels are usually the same as many other
-    namespaces'. The object keeps those other labels in a dict shared between
-    namespaces and only the position of the name label; ``labels`` rebuilds the
-    full dict, which readers do once per file and metadata version, never per
-    line. Immutable and compared by value like the msgspec model objects; a
-    plain slotted class because a msgspec Struct cannot take ``labels`` in its
-    constructor while storing something else.
+    Construct with :func:`namespace_meta`. The label keys, in the API's order,
+    are one ``schema`` tuple shared by every namespace with the same keys; the
+    values are fields of a subclass made for that label count (no per-object
+    dict, tuple or GC header). The ``kubernetes.io/metadata.name`` label, always
+    equal to the name, is not stored: ``schema[0]`` is its position (-1 if
+    absent or different). Label values that repeat across namespaces are shared.
+    No resourceVersion is kept: an update is recognised by comparing this
+    compact form (equality is by type, name and labels). ``labels`` rebuilds
+    the dict, which readers do once per file and metadata version, never per
+    line. ``gc=False`` is safe: only strings, ints and tuples of them are held.
+    See benchmarks/README.md for the measurements.
     """
-
-    __slots__ = ("name", "resource_version", "_other_labels", "_name_label_at")
 
     name: str
-    resource_version: str
-    _other_labels: dict[str, str]
-    _name_label_at: int
-
-    def __init__(self, *, name: str, resource_version: str, labels: dict[str, str]) -> None:
-        name_label_at = -1
-        if labels.get(NAMESPACE_NAME_LABEL) == name:
-            keys = list(labels)
-            name_label_at = keys.index(NAMESPACE_NAME_LABEL)
-            labels = {k: v for k, v in labels.items() if k != NAMESPACE_NAME_LABEL}
-        setattr_ = object.__setattr__
-        setattr_(self, "name", name)
-        setattr_(self, "resource_version", resource_version)
-        setattr_(self, "_other_labels", _shared_labels(labels))
-        setattr_(self, "_name_label_at", name_label_at)
+    schema: tuple[int | str, ...]
 
     @property
     def labels(self) -> dict[str, str]:
-        """All labels, in the order the API sent them. Never mutate the result."""
-        if self._name_label_at < 0:
-            return self._other_labels
-        items = list(self._other_labels.items())
-        items.insert(self._name_label_at, (NAMESPACE_NAME_LABEL, self.name))
-        return dict(items)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"immutable type: 'NamespaceMeta' object attribute {name!r} cannot be set")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"immutable type: 'NamespaceMeta' object attribute {name!r} cannot be deleted")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NamespaceMeta):
-            return NotImplemented
-        return (
-            self.name == other.name
-            and self.resource_version == other.resource_version
-            and self.labels == other.labels
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # like a frozen Struct holding a dict
+        """All labels, in the order the API sent them. A new dict: the caller may keep it."""
+        fields = msgspec.structs.astuple(self)
+        values = list(fields[2:]) if type(self) is not _NamespaceMetaMany else list(fields[2])
+        schema = self.schema
+        at = schema[0]
+        if at >= 0:  # type: ignore[operator]
+            values.insert(at, self.name)  # type: ignore[arg-type]
+        return dict(zip(schema[1:], values))  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
-        return (
-            f"NamespaceMeta(name={self.name!r}, resource_version={self.resource_version!r}, "
-            f"labels={self.labels!r})"
+        return f"NamespaceMeta(name={self.name!r}, labels={self.labels!r})"
+
+
+class _NamespaceMetaMany(NamespaceMeta, frozen=True, gc=False, array_like=True):
+    values: tuple[str, ...] = ()
+
+
+_layouts: dict[int, type[NamespaceMeta]] = {}
+
+
+def _layout(count: int) -> type[NamespaceMeta]:
+    """The NamespaceMeta subclass holding ``count`` label values as fields."""
+    cls = _layouts.get(count)
+    if cls is None:
+        if count > _MAX_FLAT_VALUES:
+            return _NamespaceMetaMany
+        cls = msgspec.defstruct(
+            f"NamespaceMeta{count}",
+            [(f"v{i}", str) for i in range(count)],
+            bases=(NamespaceMeta,),
+            frozen=True,
+            gc=False,
+            array_like=True,
+            module=__name__,
         )
+        _layouts[count] = cls
+    return cls
+
+
+def namespace_meta(name: str, labels: dict[str, str]) -> NamespaceMeta:
+    """The compact form of a namespace (see :class:`NamespaceMeta`)."""
+    at = -1
+    keys: list[int | str] = []
+    values: list[str] = []
+    for i, (key, value) in enumerate(labels.items()):
+        keys.append(key)
+        if key == NAMESPACE_NAME_LABEL and value == name:
+            at = i
+        else:
+            values.append(_shared(_values, value, _SHARED_VALUES))  # type: ignore[arg-type]
+    schema = _shared(_schemas, (at, *keys), _SHARED_SCHEMAS)
+    cls = _layout(len(values))
+    if cls is _NamespaceMetaMany:
+        return cls(name, schema, tuple(values))  # type: ignore[arg-type]
+    return cls(name, schema, *values)  # type: ignore[arg-type]
 
 
 class NodeMeta(msgspec.Struct, frozen=True, gc=False, kw_only=True):

@@ -9,7 +9,7 @@ apiserver.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from logagent.kube.decode import KubeDecodeError, decode_snapshot
@@ -59,6 +59,9 @@ class SnapshotHub:
 
     def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
         self.pods.add_listener(callback)
+
+    def namespace_wait(self, name: str) -> Awaitable[None] | None:
+        return None  # everything is loaded at start
 
     async def start(self) -> None:
         """Read and decode the file; raises :class:`SnapshotError` naming the path."""

@@ -208,6 +208,9 @@ class Store(Generic[T]):
 
 
 def _unchanged(old: KubeObject, new: KubeObject) -> bool:
+    if isinstance(old, NamespaceMeta):
+        return old == new  # no resourceVersion kept: the compact form itself is compared
+    assert not isinstance(new, NamespaceMeta)
     return (
         old.resource_version == new.resource_version
         and bool(old.resource_version)

@@ -33,8 +33,9 @@ import msgspec
 
 from logagent.kube.client import ApiError, KubeClient
 from logagent.kube.config import KubernetesConfig
-from logagent.kube.decode import KubeDecodeError, Kind, decode_list, decode_watch_event
+from logagent.kube.decode import KubeDecodeError, Kind, WatchEvent, decode_list, decode_watch_event
 from logagent.kube.model import KubeObject
+from logagent.kube.pacing import Backoff
 from logagent.kube.stats import KindStats
 from logagent.kube.store import Store
 
@@ -72,24 +73,6 @@ class _Gone(Exception):
     """The resourceVersion is too old (410): a relist is needed."""
 
 
-class _Backoff:
-    """Exponential backoff with full jitter (AWS architecture blog's "Full Jitter")."""
-
-    def __init__(self, initial: float, maximum: float, rng: random.Random) -> None:
-        self.initial = initial
-        self.maximum = maximum
-        self.attempt = 0
-        self._rng = rng
-
-    def next_delay(self) -> float:
-        cap = min(self.maximum, self.initial * (2**self.attempt))
-        self.attempt = min(self.attempt + 1, 62)
-        return self._rng.uniform(0.0, cap)
-
-    def reset(self) -> None:
-        self.attempt = 0
-
-
 class Watcher:
     """Yields the events of one kind, forever, until cancelled."""
 
@@ -113,7 +96,7 @@ class Watcher:
         self.stats = stats if stats is not None else KindStats()
         self._rng = rng or random.Random()
         self._sleep = sleep
-        self._backoff = _Backoff(cfg.backoff_initial_ms / 1000, cfg.backoff_max_ms / 1000, self._rng)
+        self._backoff = Backoff(cfg.backoff_initial_ms / 1000, cfg.backoff_max_ms / 1000, self._rng)
         #: last resourceVersion seen; None until an initial state is complete
         self.resource_version: str | None = None
         self._watch_list_supported = cfg.use_watch_list
@@ -216,6 +199,32 @@ class Watcher:
     # --- watch (and streaming watch-list) ------------------------------------
 
     async def _watch(self, initial: bool) -> AsyncIterator[WatcherEvent]:
+        response = await self._open_watch(initial)
+        in_initial = initial
+        async with response:
+            if in_initial:
+                yield _INIT
+            async for ev in self._watch_events(response.content):
+                if ev.type == "BOOKMARK":
+                    if self._on_bookmark(ev, in_initial):
+                        in_initial = False
+                        yield _INIT_DONE
+                    continue
+                if ev.type == "ERROR":
+                    raise _error_event(ev)
+                self.stats.events += 1
+                if in_initial:
+                    yield WatcherEvent("init_apply", ev.obj)
+                    continue
+                if ev.resource_version:
+                    self.resource_version = ev.resource_version
+                yield WatcherEvent("delete" if ev.type == "DELETED" else "apply", ev.obj)
+        if in_initial:
+            # ended before the initial state was complete: the next attempt
+            # starts a new initial state
+            raise _IncompleteInitial()
+
+    def _watch_params(self, initial: bool) -> tuple[list[tuple[str, str]], int]:
         timeout = self._rng.randint(self.cfg.watch_timeout_min_secs, self.cfg.watch_timeout_max_secs)
         params: list[tuple[str, str]] = [("watch", "1"), ("allowWatchBookmarks", "true")]
         if initial:
@@ -229,11 +238,16 @@ class Watcher:
             params.append(("resourceVersion", self.resource_version))
         params += self._selectors()
         params.append(("timeoutSeconds", str(timeout)))
+        return params, timeout
+
+    async def _open_watch(self, initial: bool) -> Any:
+        """Start a watch (or a streaming watch-list); 410 and "not supported" become signals."""
+        params, timeout = self._watch_params(initial)
         self.stats.watch_requests += 1
         if not initial:
             self.stats.watch_restarts += 1
         try:
-            response = await self._get("watch", params, read_timeout=timeout + self.client.request_timeout)
+            return await self._get("watch", params, read_timeout=timeout + self.client.request_timeout)
         except ApiError as e:
             if e.status == 410:
                 raise _Gone() from None
@@ -242,58 +256,36 @@ class Watcher:
                 self._watch_list_supported = False
                 raise _UseList() from None
             raise
-        in_initial = initial
-        async with response:
-            if in_initial:
-                yield _INIT
-            content = response.content
-            while True:
-                line = await content.readline()
-                if not line:
-                    break
-                self._lines += 1
-                if line.isspace():
-                    continue
-                try:
-                    ev = decode_watch_event(self.kind, line)
-                except KubeDecodeError as e:
-                    self.stats.decode_errors += 1
-                    log.warning("%s: skipping an undecodable watch event: %s", self.kind, e)
-                    continue
-                etype = ev.type
-                self.stats.last_event_at = time.monotonic()
-                if etype == "BOOKMARK":
-                    self.stats.bookmarks += 1
-                    if in_initial:
-                        if not ev.initial_events_end:
-                            # a server that ignores sendInitialEvents (older
-                            # than 1.27) sends plain bookmarks, never the end mark
-                            log.info("%s: server ignores sendInitialEvents; using list", self.kind)
-                            self._watch_list_supported = False
-                            raise _UseList()
-                        in_initial = False
-                        self.resource_version = ev.resource_version
-                        yield _INIT_DONE
-                    else:
-                        self.resource_version = ev.resource_version
-                    continue
-                if etype == "ERROR":
-                    status = ev.error_status
-                    if status is not None and status.code == 410:
-                        raise _Gone()
-                    code = status.code if status is not None else 0
-                    raise ApiError(code, status.reason if status else "", status.message if status else "")
-                self.stats.events += 1
-                if in_initial:
-                    yield WatcherEvent("init_apply", ev.obj)
-                    continue
-                if ev.resource_version:
-                    self.resource_version = ev.resource_version
-                yield WatcherEvent("delete" if etype == "DELETED" else "apply", ev.obj)
-        if in_initial:
-            # ended before the initial state was complete: the next attempt
-            # starts a new initial state
-            raise _IncompleteInitial()
+
+    async def _watch_events(self, content: Any) -> AsyncIterator[WatchEvent]:
+        """The decoded events of a watch stream; undecodable lines are counted and skipped."""
+        while True:
+            line = await content.readline()
+            if not line:
+                return
+            self._lines += 1
+            if line.isspace():
+                continue
+            try:
+                ev = decode_watch_event(self.kind, line)
+            except KubeDecodeError as e:
+                self.stats.decode_errors += 1
+                log.warning("%s: skipping an undecodable watch event: %s", self.kind, e)
+                continue
+            self.stats.last_event_at = time.monotonic()
+            yield ev
+
+    def _on_bookmark(self, ev: WatchEvent, in_initial: bool) -> bool:
+        """Take a bookmark's resourceVersion; True when it ends a watch-list's initial events."""
+        self.stats.bookmarks += 1
+        if in_initial and not ev.initial_events_end:
+            # a server that ignores sendInitialEvents (older than 1.27) sends
+            # plain bookmarks, never the end mark
+            log.info("%s: server ignores sendInitialEvents; using list", self.kind)
+            self._watch_list_supported = False
+            raise _UseList()
+        self.resource_version = ev.resource_version
+        return in_initial
 
     async def _get(self, verb: str, params: list[tuple[str, str]], **kwargs: Any) -> Any:
         """A request, counted by verb and status class."""
@@ -315,6 +307,16 @@ class Watcher:
         if self.field_selector:
             params.append(("fieldSelector", self.field_selector))
         return params
+
+
+def _error_event(ev: WatchEvent) -> Exception:
+    """The exception an ERROR event of a watch stream stands for."""
+    status = ev.error_status
+    if status is None:
+        return ApiError(0, "", "")
+    if status.code == 410:
+        return _Gone()
+    return ApiError(status.code, status.reason, status.message)
 
 
 class _EmptyWatch(Exception):

@@ -313,7 +313,7 @@ class TopologyCollector(Collector):
                 if value is not None:
                     family.add_metric([resource], value)
             families.append(family)
-        return families + _kube_store(hub, stats) + [self._kube_since_last_event(stats)]
+        return families + _kube_store(hub, stats) + [self._kube_since_last_event(stats)] + _namespace_mode_families(hub)
 
     def _kube_requests(self, stats: Mapping[str, Any]) -> Metric:
         requests = CounterMetricFamily(
@@ -395,6 +395,38 @@ def _kube_store(hub: Any, stats: Mapping[str, Any]) -> list[Metric]:
     if isinstance(graveyard, int):
         retained.add_metric(["pods"], graveyard)
     return [objects, retained]
+def _namespace_mode_families(hub: Any) -> list[Metric]:
+    """kubernetes.namespace_metadata: the mode chosen, and the lookup cache (lookup mode)."""
+    mode = GaugeMetricFamily(
+        "logagent_kube_namespace_mode",
+        "1 for the namespace mode in use (watch or lookup) and why: configured, counted (auto), "
+        "count_unknown (auto could not count namespaces).",
+        labels=["mode", "reason"],
+    )
+    choice = getattr(hub, "namespace_mode", None)
+    if choice is not None:
+        mode.add_metric([choice.mode, choice.reason], 1)
+    lookups = CounterMetricFamily(
+        "logagent_kube_namespace_lookups",
+        "Namespace GETs of the lookup mode by result: ok (new labels), unchanged, not_found, forbidden, "
+        "throttled, error.",
+        labels=["result"],
+    )
+    cached = GaugeMetricFamily("logagent_kube_namespace_lookup_cached", "Namespaces held by the lookup mode.")
+    oldest = GaugeMetricFamily(
+        "logagent_kube_namespace_lookup_oldest_age_seconds",
+        "Seconds since the least recently fetched cached namespace was fetched (absent when none is cached).",
+    )
+    lookup = getattr(hub, "namespace_lookup", None)
+    if lookup is None:
+        return [mode]
+    for result, count in lookup.lookup_stats.results.items():
+        lookups.add_metric([result], count)
+    cached.add_metric([], len(lookup))
+    age = lookup.oldest_age()
+    if age is not None:
+        oldest.add_metric([], age)
+    return [mode, lookups, cached, oldest]
 
 
 def _store_sizes(hub: Any) -> dict[str, int]:

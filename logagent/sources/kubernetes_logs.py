@@ -113,6 +113,7 @@ class KubernetesLogsSource:
 
     async def run(self, emit: Emit, *, once: bool = False) -> None:
         async def on_chunk(chunk: Chunk) -> None:
+            await self._namespace_ready(chunk.file)
             batch = self._process(chunk)
             if batch is not None:
                 await emit(batch)
@@ -121,6 +122,13 @@ class KubernetesLogsSource:
 
     def stop(self) -> None:
         self.tailer.stop()
+
+    async def _namespace_ready(self, file: TailedFile) -> None:
+        """A new pod's namespace may still be being looked up: its first lines wait for it (bounded)."""
+        if self.hub is not None and file.namespace:
+            wait = self.hub.namespace_wait(file.namespace)
+            if wait is not None:
+                await wait
 
     # ------------------------------------------------------------ per chunk
 
