@@ -83,7 +83,7 @@ class Topology:
             if isinstance(scfg, ConsoleSinkConfig):
                 self.sinks[cid] = ConsoleSink(cid, scfg, fd=stdout_fd if scfg.target == "stdout" else None)
             elif isinstance(scfg, HttpSinkConfig):
-                self.sinks[cid] = HttpSink(cid, scfg)
+                self.sinks[cid] = HttpSink(cid, scfg, data_dir=config.data_dir)
         self.inboxes = {cid: BatchQueue(INBOX_EVENTS, INBOX_BYTES) for cid in self.sinks}
         self._edges = self._wire()
         self._stop = asyncio.Event()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.http import gzip_compress
+from logagent.sinks.compression import gzip_compressor, make_compressor, validate_level, zstd_compressor
+from logagent.sinks.http_protocol import protocol_for
 
 CTX = FileContext({"file": "/var/log/pods/ns_p_u/c/0.log", "source_type": "kubernetes_logs"})
 
@@ -63,10 +66,7 @@ def test_batcher_cuts_by_events_and_bytes_and_sends_oversized_events_alone():
 
 def test_bodies_are_ndjson_or_a_json_array():
     for encoding, expected in [("ndjson", b'{"a":1}\n{"a":2}\n'), ("json", b'[{"a":1},{"a":2}]')]:
-        request = RequestBatch(0)
-        request.records = [b'{"a":1}', b'{"a":2}']
-        assert request.body(encoding) == expected
-        assert request.records == []  # freed while the body is in flight
+        assert protocol_for(encoding).build_body([b'{"a":1}', b'{"a":2}']) == expected
 
 
 def test_split_batch_is_released_after_its_last_part():
@@ -100,9 +100,32 @@ def test_a_request_holds_each_input_batch_once():
     assert log == ["first", "second"]
 
 
-def test_gzip_is_deterministic_so_retries_send_identical_bytes():
+def test_compression_is_deterministic_so_retries_send_identical_bytes():
     import gzip
 
+    import zstandard
+
     body = b'{"message":"x"}\n' * 100
-    assert gzip_compress(body) == gzip_compress(body)
-    assert gzip.decompress(gzip_compress(body)) == body
+    for level in (1, 6):
+        compress = gzip_compressor(level)
+        assert compress(body) == compress(body)
+        assert gzip.decompress(compress(body)) == body
+    compress = zstd_compressor(3)
+    assert compress(body) == compress(body)
+    assert zstandard.ZstdDecompressor().decompress(compress(body)) == body
+    assert make_compressor("none") is None
+    assert len(make_compressor("zstd")(body)) < len(body) // 10  # the default level compresses
+
+
+def test_compression_levels_are_checked_per_kind():
+    validate_level("gzip", 9)
+    validate_level("zstd", -7)
+    validate_level("none", None)
+    for kind, level, message in [
+        ("gzip", 10, "compression_level: gzip levels are 0..9, got 10"),
+        ("zstd", 23, "compression_level: zstd levels are -7..22, got 23"),
+        ("none", 1, "compression_level: only valid with compression gzip or zstd"),
+    ]:
+        with pytest.raises(ValueError) as error:
+            validate_level(kind, level)
+        assert str(error.value) == message

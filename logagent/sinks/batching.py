@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable
-from typing import Literal
 
 from logagent.acks import Batch
 from logagent.encoding import encode_json
 from logagent.event import LogEvent
 
-Encoding = Literal["ndjson", "json"]
+#: ``encode(event) -> record or None`` and ``record_size(record) -> bytes in the body``
+Encode = Callable[[LogEvent], "bytes | None"]
+RecordSize = Callable[[bytes], int]
 
 
 def _sanitize(text: object) -> str | None:
@@ -73,14 +74,17 @@ class BatchTracker:
 
 
 class RequestBatch:
-    """The encoded events of one HTTP request and what finishing it releases."""
+    """The encoded events of one HTTP request and what finishing it releases.
+
+    ``records`` are kept until the request is finished: a 413 splits them, a
+    permanent rejection writes them to the dead-letter file.
+    """
 
     __slots__ = ("lane", "records", "events", "nbytes", "trackers", "keys", "attempts")
 
     def __init__(self, lane: int) -> None:
         self.lane = lane
         self.records: list[bytes] = []
-        #: number of events; stays when ``records`` is freed after the body is built
         self.events = 0
         #: body size before compression, separators included
         self.nbytes = 2
@@ -90,13 +94,6 @@ class RequestBatch:
 
     def __len__(self) -> int:
         return self.events
-
-    def body(self, encoding: Encoding) -> bytes:
-        """The request body; frees the records (a retry resends the same body)."""
-        records, self.records = self.records, []
-        if encoding == "ndjson":
-            return b"\n".join(records) + b"\n"
-        return b"[" + b",".join(records) + b"]"
 
     def finish(self) -> None:
         """Release this request's share of every input batch it holds."""
@@ -135,8 +132,18 @@ class KeyRouter:
 class LaneBatcher:
     """Builds the requests of one lane by ``max_events`` and ``max_bytes``."""
 
-    def __init__(self, lane: int, max_events: int, max_bytes: int, dropped: Counter[str]) -> None:
+    def __init__(
+        self,
+        lane: int,
+        max_events: int,
+        max_bytes: int,
+        dropped: Counter[str],
+        encode: Encode = encode_record,
+        record_size: RecordSize = lambda record: len(record) + 1,
+    ) -> None:
         self.lane = lane
+        self.encode = encode
+        self.record_size = record_size
         #: events dropped because they cannot be encoded, by reason
         self.dropped = dropped
         self.max_events = max_events
@@ -160,13 +167,14 @@ class LaneBatcher:
         """
         request = self.current
         skipped = 0
+        encode, record_size = self.encode, self.record_size
         for event in events:
-            record = encode_record(event)
+            record = encode(event)
             if record is None:
                 self.dropped["unencodable"] += 1
                 skipped += 1
                 continue
-            size = len(record) + 1
+            size = record_size(record)
             if request is not None and request.records and request.nbytes + size > self.max_bytes:
                 ready.append(request)
                 request = None
