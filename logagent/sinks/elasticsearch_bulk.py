@@ -1,0 +1,215 @@
+"""The Elasticsearch / OpenSearch ``_bulk`` protocol: request bodies and per-item results.
+
+A body is ndjson: for every record an action line (``{"index":{"_index":"..."}}``
+or ``{"create":{...}}``) and the record's JSON document. A 200 answer carries
+one result per action, in order; each is judged alone:
+
+- 2xx: delivered;
+- 429, 5xx or ``es_rejected_execution_exception`` (a full write queue): sent again;
+- any other 4xx (a mapping or parsing error, an invalid index name): kept in
+  the dead-letter file with Elasticsearch's reason, because sending it again
+  cannot succeed.
+
+This module is the protocol (:class:`BulkProtocol`, an
+:class:`~logagent.sinks.http_protocol.HttpProtocol`); the HTTP machinery does
+the batching, sending, retries and dead-lettering.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+import msgspec
+import structlog
+
+from logagent.event import PER_LINE_KEYS, LogEvent
+from logagent.sinks.batching import encode_record
+from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.templates import Template
+
+_encode = msgspec.json.Encoder().encode
+
+Action = Literal["index", "create"]
+
+#: How much of an item's error reason is kept.
+MAX_REASON_CHARS = 500
+
+
+class ItemOutcome(enum.Enum):
+    DELIVERED = "delivered"
+    RETRY = "retry"
+    DEAD_LETTER = "dead_letter"
+
+
+class DataStreamNames(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """``mode: data_stream`` writes to ``<type>-<dataset>-<namespace>`` (templates each)."""
+
+    type: str = "logs"
+    dataset: str = "generic"
+    namespace: str = "default"
+
+
+#: A record the sink will not send (its index cannot be rendered) starts with
+#: this byte, then the reason as JSON, a newline and the document.
+_REFUSED = b"\x00"
+#: How many file contexts' rendered index names are remembered.
+_CACHE_LIMIT = 4096
+
+
+class BulkProtocol(HttpProtocol):
+    """``_bulk`` bodies and per-item answers; ``index`` renders the target index or data stream.
+
+    A record is its action line, a newline and its document, so a body is the
+    records joined. A record whose index cannot be rendered (a field it names is
+    missing) is not sent: ``interpret`` sends it to the dead-letter file with
+    that reason.
+    """
+
+    content_type = "application/x-ndjson"
+    reads_answer = True
+
+    def __init__(self, index: Template, action: Action, data_stream: bool) -> None:
+        self.index = index
+        self.action = action
+        self.data_stream = data_stream
+        self._action_head = b'{"' + action.encode() + b'":{"_index":'
+        #: an index that reads no per-line field renders alike for a file context and time key
+        self._cacheable = not any(path[0] in PER_LINE_KEYS for path in index.paths)
+        self._action_lines: dict[Hashable, bytes | None] = {}
+        self._log = structlog.get_logger(__name__)
+
+    def encode(self, event: LogEvent) -> bytes | None:
+        document = encode_record(event)
+        if document is None:
+            return None
+        if self.data_stream and event.timestamp is not None:
+            # Data streams require @timestamp; the record keeps its own timestamp too.
+            document = b'{"@timestamp":' + _encode(event.timestamp) + b"," + document[1:]
+        action = self._action_line(event)
+        if action is None:
+            reason = f"bulk.index {self.index.text!r}: a field it names is missing or not a value"
+            return _REFUSED + _encode(reason) + b"\n" + document
+        return action + document
+
+    def _action_line(self, event: LogEvent) -> bytes | None:
+        """``{"index":{"_index":"<name>"}}\\n``, once per file context and time key where possible."""
+        index = self.index
+        key: Hashable | None = None
+        if self._cacheable:
+            time_key = index.time_key(event)
+            if time_key is not None:
+                key = (event.ctx, time_key)
+                try:
+                    return self._action_lines[key]
+                except KeyError:
+                    pass
+        name = index.render(event)
+        line = None if name is None else self._action_head + _encode(name) + b"}}\n"
+        if key is not None:
+            if len(self._action_lines) >= _CACHE_LIMIT:
+                self._action_lines.clear()
+            self._action_lines[key] = line
+        return line
+
+    def build_body(self, records: Sequence[bytes]) -> bytes:
+        body = b"\n".join([r for r in records if not r.startswith(_REFUSED)])
+        return body + b"\n" if body else body
+
+    def record_size(self, record: bytes) -> int:
+        return len(record) + 1
+
+    def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
+        sent = [i for i, record in enumerate(records) if not record.startswith(_REFUSED)]
+        outcome = Outcome()
+        for index, record in enumerate(records):
+            if record.startswith(_REFUSED):
+                outcome.dead_letter.append((index, msgspec.json.decode(record[1 : record.index(b"\n")])))
+        results = parse_bulk_response(answer, len(sent)) if sent else []
+        if results is None:
+            self._log.warning("unreadable _bulk answer, sending the records again", answer=answer[:200].decode("utf-8", "replace"))
+            outcome.retry.extend(sent)
+            return outcome
+        for index, result in zip(sent, results):
+            if result.outcome is ItemOutcome.RETRY:
+                outcome.retry.append(index)
+            elif result.outcome is ItemOutcome.DEAD_LETTER:
+                outcome.dead_letter.append((index, result.reason))
+        return outcome if outcome.retry or outcome.dead_letter else None
+
+    def dead_letter_record(self, record: bytes) -> bytes:
+        """The document alone (valid JSON), without the action line or refusal."""
+        return record.partition(b"\n")[2].rstrip(b"\n")
+
+
+# ------------------------------------------------------------------ results
+
+
+class _Errors(msgspec.Struct):
+    errors: bool = True
+
+
+class _Item(msgspec.Struct):
+    status: int = 0
+    error: Any = None
+
+
+class _Response(msgspec.Struct):
+    items: list[dict[str, _Item]] = []
+
+
+_decode_errors = msgspec.json.Decoder(_Errors).decode
+_decode_response = msgspec.json.Decoder(_Response).decode
+
+
+class ItemResult(msgspec.Struct, frozen=True):
+    outcome: ItemOutcome
+    reason: str = ""
+
+
+DELIVERED = ItemResult(ItemOutcome.DELIVERED)
+
+
+def parse_bulk_response(answer: bytes, count: int) -> list[ItemResult] | None:
+    """Per-item results of a 2xx answer to a body of ``count`` actions.
+
+    None when the answer is not a bulk response for that many actions (then the
+    whole request is sent again).
+    """
+    try:
+        if not _decode_errors(answer).errors:
+            return [DELIVERED] * count
+        items = _decode_response(answer).items
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if len(items) != count:
+        return None
+    return [_item_result(item) for item in items]
+
+
+def _item_result(item: dict[str, _Item]) -> ItemResult:
+    if len(item) != 1:
+        return ItemResult(ItemOutcome.RETRY, "malformed item")
+    result = next(iter(item.values()))
+    status = result.status
+    if 200 <= status <= 299:
+        return DELIVERED
+    kind, reason = _error_text(result.error)
+    text = f"{status} {kind}: {reason}"[:MAX_REASON_CHARS] if kind or reason else f"status {status}"
+    if status == 429 or status >= 500 or status == 0 or kind == "es_rejected_execution_exception":
+        return ItemResult(ItemOutcome.RETRY, text)
+    return ItemResult(ItemOutcome.DEAD_LETTER, text)
+
+
+def _error_text(error: Any) -> tuple[str, str]:
+    if isinstance(error, dict):
+        kind = str(error.get("type") or "")
+        reason = str(error.get("reason") or "")
+        cause = error.get("caused_by")
+        if isinstance(cause, dict) and cause.get("reason"):
+            reason = f"{reason} (caused by {cause.get('type')}: {cause.get('reason')})"
+        return kind, reason
+    if error is None:
+        return "", ""
+    return "", str(error)
