@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from logagent.config import Config, ConfigError
+from logagent.config import Config, ConfigError, component_error
+from logagent.sinks.template_fields import unknown_template_field
 from logagent.transforms.route import UNMATCHED, RouteConfig
 
 
@@ -66,6 +67,10 @@ def check_graph(config: Config) -> list[str]:
                 raise ConfigError(f'"{name}" names no source or transform', f"{path}[{index}]")
 
     _check_cycles(config, ports)
+    for component_id, sink in config.sinks.items():
+        problem = unknown_template_field(sink, config)
+        if problem is not None:
+            raise component_error(f"sinks.{component_id}", problem)
 
     warnings = []
     reaches_sink = set(config.sinks)
