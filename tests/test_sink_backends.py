@@ -197,6 +197,14 @@ async def test_loki_text_codec_and_label_set_cap(servers, tmp_path):
     assert sum(len(s["values"]) for s in overflow) == 4 == sink.capped_label_set_events
     assert all(v[1].endswith("says hi") for s in streams for v in s["values"])  # text: the message alone
     assert sum(len(s["values"]) for s in streams) == 10
+    # and it is a metric
+    from types import SimpleNamespace
+
+    from logagent.observe.metrics import TopologyCollector
+
+    families = {f.name: f for f in TopologyCollector(SimpleNamespace(sinks={"loki": sink})).collect()}
+    (sample,) = families["logagent_sink_capped_label_set_events"].samples
+    assert sample.labels == {"component_id": "loki", "component_kind": "loki"} and sample.value == 4
 
 
 # ---------------------------------------------------------------- opentelemetry

@@ -130,6 +130,7 @@ class PushProtocol(HttpProtocol):
         #: file context -> (labels JSON, capped)
         self._label_cache: dict[Hashable, tuple[bytes, bool]] = {}
         self._metadata_cache: dict[Hashable, bytes | None] = {}
+        self._escaped_heads: dict[Hashable, bytes] = {}
         self._cache_until = 0.0
         #: records that got timestamps rewritten (``rewrite_timestamp``)
         self.rewritten_events = 0
@@ -145,7 +146,7 @@ class PushProtocol(HttpProtocol):
             if nanos < newest:
                 nanos = newest
                 self.rewritten_events += 1
-        self.guard.advance(labels, nanos)
+            self.guard.advance(labels, nanos)
         entry = b'["' + str(nanos).encode() + b'",' + line
         metadata = self._metadata(event) if self.structured_metadata else None
         if metadata is not None:
@@ -164,6 +165,7 @@ class PushProtocol(HttpProtocol):
         if now >= self._cache_until or len(cache) >= _CACHE_LIMIT:
             cache.clear()
             self._metadata_cache.clear()
+            self._escaped_heads.clear()
             self._cache_until = now + _CACHE_SECS
         labels = _encode(dict(render_labels(self.labels, event) or DEFAULT_LABELS))
         capped = not self.guard.admit(labels, now)
@@ -185,7 +187,14 @@ class PushProtocol(HttpProtocol):
         record = encode_record(event)
         if record is None:
             return None
-        return _encode(record.decode("utf-8"))
+        head = event.ctx.json_head
+        if not record.startswith(head):
+            return _encode(record.decode("utf-8"))
+        # The record as a JSON string: the file's fields are escaped once per file.
+        escaped = self._escaped_heads.get(event.ctx)
+        if escaped is None:
+            escaped = self._escaped_heads[event.ctx] = _encode(head.decode("utf-8"))[:-1]
+        return escaped + _encode(record[len(head) :].decode("utf-8"))[1:]
 
     def _metadata(self, event: LogEvent) -> bytes | None:
         key: Hashable = event if self._metadata_per_line else event.ctx

@@ -238,9 +238,9 @@ class LogsProtocol(HttpProtocol):
         prototype = LogRecord()
         if event.stream is not None:
             prototype.attributes.add(key="log.iostream").value.string_value = event.stream
-            number, text = _STREAM_SEVERITY.get(event.stream, (0, ""))
-            prototype.severity_number = number  # type: ignore[assignment]
-            prototype.severity_text = text
+        severity = self._severity(event) or _STREAM_SEVERITY.get(event.stream or "")
+        if severity is not None:
+            prototype.severity_number, prototype.severity_text = severity  # type: ignore[assignment]
         path = event.get("file")
         if isinstance(path, str):
             prototype.attributes.add(key="log.file.path").value.string_value = path
@@ -249,14 +249,23 @@ class LogsProtocol(HttpProtocol):
                 any_value(value, prototype.attributes.add(key=key).value)
         return prototype
 
-    def _per_record(self, event: LogEvent, record: LogRecord) -> None:
+    def _severity(self, event: LogEvent) -> tuple[int, str] | None:
         for path in self.severity_fields:
             severity = severity_of(lookup(event, path))
             if severity is not None:
-                record.severity_number, record.severity_text = severity  # type: ignore[assignment]
-                break
+                return severity
+        return None
+
+    def _per_record(self, event: LogEvent, record: LogRecord) -> None:
         if event.truncated:
             record.attributes.add(key="logagent.truncated").value.bool_value = True
+        # Fields a transform added to this record alone (parse_json keeps them in
+        # ``LogEvent.fields``); without any, the prototype says everything.
+        if not getattr(event, "fields", None):
+            return
+        severity = self._severity(event)
+        if severity is not None:
+            record.severity_number, record.severity_text = severity  # type: ignore[assignment]
         for key, value in _record_only_fields(event, event.ctx.fields):
             any_value(value, record.attributes.add(key=key).value)
 
@@ -264,8 +273,6 @@ class LogsProtocol(HttpProtocol):
 def _record_only_fields(event: LogEvent, ctx_fields: dict[str, Any]) -> list[tuple[str, Any]]:
     """Fields a transform added to this record alone (not the file's, not the mapped ones)."""
     record = event.to_dict()
-    if len(record) <= len(ctx_fields) + 4 and all(key in ctx_fields or key in _MAPPED_FIELDS for key in record):
-        return []
     return [(key, value) for key, value in record.items() if key not in _MAPPED_FIELDS and key not in ctx_fields]
 
 

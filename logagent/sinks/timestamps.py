@@ -35,6 +35,13 @@ def _epoch_seconds(head: str, offset: str) -> int | None:
 
 def unix_nanos(timestamp: str | None) -> int | None:
     """``2026-12-02T10:00:00.5Z`` -> nanoseconds since the epoch; None if unreadable."""
+    # the kubelet's own form, 2026-12-02T10:00:00.123456789Z, without the general parse
+    if timestamp is not None and len(timestamp) == 30 and timestamp[29] == "Z" and timestamp[19] == ".":
+        seconds = _seconds_cache.get(timestamp[:19] + "Z", -1)
+        if seconds is not None and seconds != -1:
+            fraction = timestamp[20:29]
+            if fraction.isdigit():
+                return seconds * 1_000_000_000 + int(fraction)
     if not timestamp or len(timestamp) < 19 or timestamp[10] not in "Tt ":
         return None
     head = timestamp[:19]
