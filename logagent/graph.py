@@ -67,10 +67,7 @@ def check_graph(config: Config) -> list[str]:
                 raise ConfigError(f'"{name}" names no source or transform', f"{path}[{index}]")
 
     _check_cycles(config, ports)
-    for component_id, sink in config.sinks.items():
-        problem = unknown_template_field(sink, config)
-        if problem is not None:
-            raise component_error(f"sinks.{component_id}", problem)
+    _check_templates(config)
 
     warnings = []
     reaches_sink = set(config.sinks)
@@ -122,3 +119,11 @@ def check_kubernetes(config: Config) -> None:
             "(${NODE_NAME}), or set kubernetes.snapshot to run offline",
             "kubernetes.node_name",
         )
+
+
+def _check_templates(config: Config) -> None:
+    """Every field a sink's templates name must be one some source or transform gives."""
+    for component_id, sink in config.sinks.items():
+        problem = unknown_template_field(sink, config)
+        if problem is not None:
+            raise component_error(f"sinks.{component_id}", problem)

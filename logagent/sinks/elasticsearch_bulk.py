@@ -77,7 +77,10 @@ class BulkProtocol(HttpProtocol):
         self._action_head = b'{"' + action.encode() + b'":{"_index":'
         #: an index that reads no per-line field renders alike for a file context and time key
         self._cacheable = not any(path[0] in PER_LINE_KEYS for path in index.paths)
-        self._action_lines: dict[Hashable, bytes | None] = {}
+        #: file context -> (time key its index was rendered for, action line or None)
+        self._action_lines: dict[Hashable, tuple[str, bytes | None]] = {}
+        #: refused records handed out and not yet seen by ``interpret``
+        self._refused_outstanding = 0
         self._log = structlog.get_logger(__name__)
 
     def encode(self, event: LogEvent) -> bytes | None:
@@ -87,55 +90,60 @@ class BulkProtocol(HttpProtocol):
         if self.data_stream and event.timestamp is not None:
             # Data streams require @timestamp; the record keeps its own timestamp too.
             document = b'{"@timestamp":' + _encode(event.timestamp) + b"," + document[1:]
-        action = self._action_line(event)
+        cached = self._action_lines.get(event.ctx)
+        stamp = event.timestamp or ""
+        if cached is not None and (not cached[0] or (stamp.startswith(cached[0]) and stamp.endswith("Z"))):
+            action = cached[1]
+        else:
+            action = self._action_line(event)
         if action is None:
             reason = f"bulk.index {self.index.text!r}: a field it names is missing or not a value"
+            self._refused_outstanding += 1
             return _REFUSED + _encode(reason) + b"\n" + document
         return action + document
 
     def _action_line(self, event: LogEvent) -> bytes | None:
-        """``{"index":{"_index":"<name>"}}\\n``, once per file context and time key where possible."""
-        index = self.index
-        key: Hashable | None = None
-        if self._cacheable:
-            time_key = index.time_key(event)
-            if time_key is not None:
-                key = (event.ctx, time_key)
-                try:
-                    return self._action_lines[key]
-                except KeyError:
-                    pass
-        name = index.render(event)
+        """``{"index":{"_index":"<name>"}}\\n``; remembered per file context with its time key."""
+        name = self.index.render(event)
         line = None if name is None else self._action_head + _encode(name) + b"}}\n"
-        if key is not None:
+        time_key = self.index.time_key(event) if self._cacheable else None
+        if time_key is not None:
             if len(self._action_lines) >= _CACHE_LIMIT:
                 self._action_lines.clear()
-            self._action_lines[key] = line
+            self._action_lines[event.ctx] = (time_key, line)
         return line
 
     def build_body(self, records: Sequence[bytes]) -> bytes:
-        body = b"\n".join([r for r in records if not r.startswith(_REFUSED)])
+        body = b"\n".join(records)
+        if b"\x00" in body:  # JSON escapes NUL, so only refused records have one
+            body = b"\n".join([r for r in records if not r.startswith(_REFUSED)])
         return body + b"\n" if body else body
 
-    def record_size(self, record: bytes) -> int:
-        return len(record) + 1
-
     def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
-        sent = [i for i, record in enumerate(records) if not record.startswith(_REFUSED)]
+        if not self._refused_outstanding:
+            return self._results(answer, list(range(len(records))), Outcome())
+        sent = []
         outcome = Outcome()
         for index, record in enumerate(records):
             if record.startswith(_REFUSED):
                 outcome.dead_letter.append((index, msgspec.json.decode(record[1 : record.index(b"\n")])))
+                self._refused_outstanding -= 1
+            else:
+                sent.append(index)
+        return self._results(answer, sent, outcome)
+
+    def _results(self, answer: bytes, sent: list[int], outcome: Outcome) -> Outcome | None:
         results = parse_bulk_response(answer, len(sent)) if sent else []
         if results is None:
             self._log.warning("unreadable _bulk answer, sending the records again", answer=answer[:200].decode("utf-8", "replace"))
             outcome.retry.extend(sent)
             return outcome
-        for index, result in zip(sent, results):
-            if result.outcome is ItemOutcome.RETRY:
-                outcome.retry.append(index)
-            elif result.outcome is ItemOutcome.DEAD_LETTER:
-                outcome.dead_letter.append((index, result.reason))
+        if results is not _ALL_DELIVERED:
+            for index, result in zip(sent, results):
+                if result.outcome is ItemOutcome.RETRY:
+                    outcome.retry.append(index)
+                elif result.outcome is ItemOutcome.DEAD_LETTER:
+                    outcome.dead_letter.append((index, result.reason))
         return outcome if outcome.retry or outcome.dead_letter else None
 
     def dead_letter_record(self, record: bytes) -> bytes:
@@ -169,17 +177,20 @@ class ItemResult(msgspec.Struct, frozen=True):
 
 
 DELIVERED = ItemResult(ItemOutcome.DELIVERED)
+#: every item delivered (the answer said ``"errors": false``)
+_ALL_DELIVERED: list[ItemResult] = []
 
 
 def parse_bulk_response(answer: bytes, count: int) -> list[ItemResult] | None:
     """Per-item results of a 2xx answer to a body of ``count`` actions.
 
+    An empty list when the answer says no item failed (``"errors": false``);
     None when the answer is not a bulk response for that many actions (then the
-    whole request is sent again).
+    records are sent again).
     """
     try:
         if not _decode_errors(answer).errors:
-            return [DELIVERED] * count
+            return _ALL_DELIVERED
         items = _decode_response(answer).items
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None

@@ -157,8 +157,8 @@ class LogsProtocol(HttpProtocol):
         self.content_type = "application/json" if encoding == "json" else "application/x-protobuf"
         self.severity_fields = severity_fields
         self._scope_version = logagent.__version__
-        #: file context -> (resource key, record prototype per stream)
-        self._contexts: dict[Hashable, tuple[bytes, dict[str | None, LogRecord]]] = {}
+        #: file context -> (resource key, serialized record prototype per stream)
+        self._contexts: dict[Hashable, tuple[bytes, dict[str | None, bytes]]] = {}
         self._log = structlog.get_logger(__name__)
         #: records the receiver reported as rejected in ``partial_success``
         self.rejected_events = 0
@@ -172,17 +172,16 @@ class LogsProtocol(HttpProtocol):
         resource, prototypes = entry
         prototype = prototypes.get(event.stream)
         if prototype is None:
-            prototype = prototypes[event.stream] = self._prototype(event)
-        record = LogRecord()
-        record.CopyFrom(prototype)
-        record.time_unix_nano = unix_nanos(event.timestamp) or 0
-        record.observed_time_unix_nano = now_nanos()
+            prototype = prototypes[event.stream] = self._prototype(event).SerializeToString()
+        record = LogRecord(time_unix_nano=unix_nanos(event.timestamp) or 0, observed_time_unix_nano=now_nanos())
         try:
             record.body.string_value = event.message
         except ValueError:  # lone surrogates from a line that is not UTF-8
             record.body.string_value = event.message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         self._per_record(event, record)
-        return resource + b"\n" + record.SerializeToString()
+        # Two serialized messages one after the other parse as their merge:
+        # the prototype's attributes and severity, then this record's fields.
+        return resource + b"\n" + prototype + record.SerializeToString()
 
     def build_body(self, records: Sequence[bytes]) -> bytes:
         request = self.build_request(records)

@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 _CACHE_LIMIT = 4096
 
 _seconds_cache: dict[str, int | None] = {}
+#: ``YYYY-MM-DDTHH:MM:SS`` of UTC ("Z") timestamps -> that second in nanoseconds
+_utc_seconds_nanos: dict[str, int] = {}
 
 
 def _epoch_seconds(head: str, offset: str) -> int | None:
@@ -29,19 +31,22 @@ def _epoch_seconds(head: str, offset: str) -> int | None:
         seconds = None
     if len(_seconds_cache) >= _CACHE_LIMIT:
         _seconds_cache.clear()
+        _utc_seconds_nanos.clear()
     _seconds_cache[key] = seconds
+    if seconds is not None and offset == "Z":
+        _utc_seconds_nanos[head] = seconds * 1_000_000_000
     return seconds
 
 
 def unix_nanos(timestamp: str | None) -> int | None:
     """``2026-12-02T10:00:00.5Z`` -> nanoseconds since the epoch; None if unreadable."""
     # the kubelet's own form, 2026-12-02T10:00:00.123456789Z, without the general parse
-    if timestamp is not None and len(timestamp) == 30 and timestamp[29] == "Z" and timestamp[19] == ".":
-        seconds = _seconds_cache.get(timestamp[:19] + "Z", -1)
-        if seconds is not None and seconds != -1:
+    if timestamp is not None and len(timestamp) == 30 and timestamp[29] == "Z":
+        nanos = _utc_seconds_nanos.get(timestamp[:19])
+        if nanos is not None:
             fraction = timestamp[20:29]
-            if fraction.isdigit():
-                return seconds * 1_000_000_000 + int(fraction)
+            if fraction.isdigit() and timestamp[19] == ".":
+                return nanos + int(fraction)
     if not timestamp or len(timestamp) < 19 or timestamp[10] not in "Tt ":
         return None
     head = timestamp[:19]
