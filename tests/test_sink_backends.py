@@ -177,6 +177,8 @@ async def test_loki_streams_grouped_and_ordered_with_tenant_and_metadata(servers
     assert [json.loads(v[1])["message"] for v in web] == ["a1-0", "a1-1", "a1-err", "a2-late-0", "a2-late-1"]
     assert [int(v[0]) for v in web] == sorted(int(v[0]) for v in web)
     assert [v[2] for v in web] == [{"pod": "web-1"}] * 3 + [{"pod": "web-2"}] * 2
+    assert json.loads(web[0][1]) == {**a1.fields, "message": "a1-0", "stream": "stdout",
+                                     "timestamp": "2026-12-02T10:00:00.000000001Z"}  # the whole record, codec json
     assert len(streams) == 2 and acks.done == 4
 
 

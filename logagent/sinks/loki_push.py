@@ -17,7 +17,6 @@ retries and dead-letters.
 
 from __future__ import annotations
 
-import operator
 import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Literal
@@ -188,14 +187,17 @@ class PushProtocol(HttpProtocol):
         record = encode_record(event)
         if record is None:
             return None
+        # The record as a JSON string. Compact JSON text has no raw control
+        # characters, so only backslashes and quotes need escaping; the file's
+        # fields are escaped once per file.
         head = event.ctx.json_head
         if not record.startswith(head):
-            return _encode(record.decode("utf-8"))
-        # The record as a JSON string: the file's fields are escaped once per file.
+            return b'"' + escape_json_text(record) + b'"'
         escaped = self._escaped_heads.get(event.ctx)
         if escaped is None:
-            escaped = self._escaped_heads[event.ctx] = _encode(head.decode("utf-8"))[:-1]
-        return escaped + _encode(record[len(head) :].decode("utf-8"))[1:]
+            escaped = self._escaped_heads[event.ctx] = b'"' + escape_json_text(head)
+        return escaped + escape_json_text(record[len(head) :]) + b'"'
+
 
     def _metadata(self, event: LogEvent) -> bytes | None:
         key: Hashable = event if self._metadata_per_line else event.ctx
@@ -209,19 +211,26 @@ class PushProtocol(HttpProtocol):
         return encoded
 
     def build_body(self, records: Sequence[bytes]) -> bytes:
-        """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp."""
-        streams: dict[bytes, list[bytes]] = {}
-        for record in records:
-            labels, _, entry = record.partition(b"\n")
-            entries = streams.get(labels)
-            if entries is None:
-                streams[labels] = [entry]
-            else:
-                entries.append(entry)
+        """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp.
+
+        Sorting the records as bytes does both at once: a record is its labels,
+        a newline, then ``["<19-digit nanoseconds>",...``, so equal labels end up
+        together and in time order (entries of the same nanosecond by content).
+        """
         parts = []
-        for labels, entries in streams.items():
-            if len(entries) > 1:
-                entries.sort(key=_TIME_PREFIX)
+        labels = b""
+        head = b""
+        entries: list[bytes] = []
+        for record in sorted(records):
+            if head and record.startswith(head):
+                entries.append(record[len(head) :])
+                continue
+            if entries:
+                parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
+            labels = record[: record.index(b"\n")]
+            head = labels + b"\n"
+            entries = [record[len(head) :]]
+        if entries:
             parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
         return b'{"streams":[' + b",".join(parts) + b"]}"
 
@@ -231,13 +240,9 @@ class PushProtocol(HttpProtocol):
         return b'{"stream":' + labels + b',"values":[' + entry + b"]}"
 
 
-#: ``["<nanoseconds>"``: 19 digits from 2001 to 2286, so the bytes sort as the numbers
-_TIME_PREFIX = operator.itemgetter(slice(0, 22))
-
-
-def entry_nanos(entry: bytes) -> int:
-    """The timestamp of an encoded entry ``["<ns>",...``."""
-    return int(entry[2 : entry.index(b'"', 2)])
+def escape_json_text(text: bytes) -> bytes:
+    """Compact JSON text (no raw control characters) as the inside of a JSON string."""
+    return text.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
 
 
 def render_labels(templates: dict[str, Template], event: LogEvent) -> LabelSet:
