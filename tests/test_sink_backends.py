@@ -263,3 +263,19 @@ async def test_otlp_rejected_request_is_dead_lettered_as_json(servers, tmp_path)
     assert letter["record"]["resource"]["k8s.pod.name"] == "web"
     assert letter["record"]["logRecord"]["body"] == {"stringValue": "m"}
     json_format.ParseDict(letter["record"]["logRecord"], ExportLogsServiceRequest().resource_logs.add().scope_logs.add().log_records.add())
+
+
+def test_loki_rewrite_timestamp_keeps_a_stream_in_order_across_requests():
+    from logagent.sinks.loki_push import LabelSetGuard, PushProtocol
+    from logagent.sinks.templates import compile_template
+
+    protocol = PushProtocol({"ns": compile_template("{{ kubernetes.pod_namespace }}")}, {}, "text",
+                            "rewrite_timestamp", LabelSetGuard(10))
+    ctx = context("shop", "web")
+    first = protocol.build_body([protocol.encode(e) for e in events_of(ctx, ["new"], second=30)])
+    second = protocol.build_body([protocol.encode(e) for e in events_of(ctx, ["old", "newer"], second=29)])
+    (stream,) = json.loads(second)["streams"]
+    newest = json.loads(first)["streams"][0]["values"][0][0]
+    assert [v[1] for v in stream["values"]] == ["old", "newer"]
+    assert int(stream["values"][0][0]) == int(newest) + 1 and int(stream["values"][1][0]) == int(newest) + 2
+    assert protocol.rewritten_events == 2  # "newer" would now be behind the rewritten "old"

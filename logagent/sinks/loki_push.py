@@ -27,7 +27,7 @@ from logagent.event import LogEvent
 from logagent.sinks.batching import encode_record
 from logagent.sinks.http_protocol import HttpProtocol
 from logagent.sinks.templates import Template
-from logagent.sinks.timestamps import now_nanos, unix_nanos
+from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text
 
 _encode = msgspec.json.Encoder().encode
 
@@ -140,14 +140,19 @@ class PushProtocol(HttpProtocol):
         if line is None:
             return None
         labels = self._labels(event)
-        nanos = unix_nanos(event.timestamp) or now_nanos()
         if self.rewrite_timestamps:
+            nanos = unix_nanos(event.timestamp) or now_nanos()
             newest = self.guard.newest(labels)
-            if nanos < newest:
-                nanos = newest
-                self.rewritten_events += 1
+            if nanos <= newest:
+                # one nanosecond after the newest, so rewritten entries keep their order
+                if nanos < newest:
+                    self.rewritten_events += 1
+                nanos = newest + 1
             self.guard.advance(labels, nanos)
-        entry = b'["%d",' % nanos + line
+            text = str(nanos)
+        else:
+            text = unix_nanos_text(event.timestamp) or str(now_nanos())
+        entry = ('["' + text + '",').encode() + line
         metadata = self._metadata(event) if self.structured_metadata else None
         if metadata is not None:
             return labels + b"\n" + entry + b"," + metadata + b"]"

@@ -162,6 +162,7 @@ class LogsProtocol(HttpProtocol):
         self._log = structlog.get_logger(__name__)
         #: records the receiver reported as rejected in ``partial_success``
         self.rejected_events = 0
+        self._scratch = LogRecord()
 
     def encode(self, event: LogEvent) -> bytes | None:
         entry = self._contexts.get(event.ctx)
@@ -173,12 +174,18 @@ class LogsProtocol(HttpProtocol):
         prototype = prototypes.get(event.stream)
         if prototype is None:
             prototype = prototypes[event.stream] = self._prototype(event).SerializeToString()
-        record = LogRecord(time_unix_nano=unix_nanos(event.timestamp) or 0, observed_time_unix_nano=now_nanos())
+        # A common record sets only these three fields: a scratch message, set
+        # anew each time, saves building one per record.
+        plain = not event.truncated and not getattr(event, "fields", None)
+        record = self._scratch if plain else LogRecord()
+        record.time_unix_nano = unix_nanos(event.timestamp) or 0
+        record.observed_time_unix_nano = now_nanos()
         try:
             record.body.string_value = event.message
         except ValueError:  # lone surrogates from a line that is not UTF-8
             record.body.string_value = event.message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        self._per_record(event, record)
+        if not plain:
+            self._per_record(event, record)
         # Two serialized messages one after the other parse as their merge:
         # the prototype's attributes and severity, then this record's fields.
         return resource + b"\n" + prototype + record.SerializeToString()

@@ -17,6 +17,8 @@ _CACHE_LIMIT = 4096
 _seconds_cache: dict[str, int | None] = {}
 #: ``YYYY-MM-DDTHH:MM:SS`` of UTC ("Z") timestamps -> that second in nanoseconds
 _utc_seconds_nanos: dict[str, int] = {}
+#: the same -> that second since the epoch as decimal text
+_utc_seconds_text: dict[str, str] = {}
 
 
 def _epoch_seconds(head: str, offset: str) -> int | None:
@@ -32,9 +34,11 @@ def _epoch_seconds(head: str, offset: str) -> int | None:
     if len(_seconds_cache) >= _CACHE_LIMIT:
         _seconds_cache.clear()
         _utc_seconds_nanos.clear()
+        _utc_seconds_text.clear()
     _seconds_cache[key] = seconds
     if seconds is not None and offset == "Z":
         _utc_seconds_nanos[head] = seconds * 1_000_000_000
+        _utc_seconds_text[head] = str(seconds)
     return seconds
 
 
@@ -62,6 +66,18 @@ def unix_nanos(timestamp: str | None) -> int | None:
         return None
     nanos = int((fraction + "000000000")[:9]) if fraction else 0
     return seconds * 1_000_000_000 + nanos
+
+
+def unix_nanos_text(timestamp: str | None) -> str | None:
+    """``unix_nanos`` as decimal text; the kubelet's form is two cached strings joined."""
+    if timestamp is not None and len(timestamp) == 30 and timestamp[29] == "Z":
+        seconds = _utc_seconds_text.get(timestamp[:19])
+        if seconds is not None and seconds != "0":
+            fraction = timestamp[20:29]
+            if fraction.isdigit() and timestamp[19] == ".":
+                return seconds + fraction
+    nanos = unix_nanos(timestamp)
+    return None if nanos is None else str(nanos)
 
 
 def now_nanos() -> int:
