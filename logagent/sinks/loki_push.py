@@ -152,11 +152,10 @@ class PushProtocol(HttpProtocol):
             text = str(nanos)
         else:
             text = unix_nanos_text(event.timestamp) or str(now_nanos())
-        entry = ('["' + text + '",').encode() + line
         metadata = self._metadata(event) if self.structured_metadata else None
         if metadata is not None:
-            return labels + b"\n" + entry + b"," + metadata + b"]"
-        return labels + b"\n" + entry + b"]"
+            return b"".join((labels, b'\n["', text.encode(), b'",', line, b",", metadata, b"]"))
+        return b"".join((labels, b'\n["', text.encode(), b'",', line, b"]"))
 
     def _labels(self, event: LogEvent) -> bytes:
         cache = self._label_cache
@@ -202,7 +201,6 @@ class PushProtocol(HttpProtocol):
         if escaped is None:
             escaped = self._escaped_heads[event.ctx] = b'"' + escape_json_text(head)
         return escaped + escape_json_text(record[len(head) :]) + b'"'
-
 
     def _metadata(self, event: LogEvent) -> bytes | None:
         key: Hashable = event if self._metadata_per_line else event.ctx
