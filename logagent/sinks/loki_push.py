@@ -223,16 +223,19 @@ class PushProtocol(HttpProtocol):
         parts = []
         labels = b""
         head = b""
-        entries: list[bytes] = []
+        size = 0
+        # memoryviews: slicing a copy of each ~1 KB entry would cost more than the rest
+        entries: list[memoryview] = []
         for record in sorted(records):
             if head and record.startswith(head):
-                entries.append(record[len(head) :])
+                entries.append(memoryview(record)[size:])
                 continue
             if entries:
                 parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
             labels = record[: record.index(b"\n")]
             head = labels + b"\n"
-            entries = [record[len(head) :]]
+            size = len(head)
+            entries = [memoryview(record)[size:]]
         if entries:
             parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
         return b'{"streams":[' + b",".join(parts) + b"]}"

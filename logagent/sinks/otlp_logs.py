@@ -200,11 +200,12 @@ class LogsProtocol(HttpProtocol):
         request = ExportLogsServiceRequest()
         scopes: dict[bytes, ScopeLogs] = {}
         for item in records:
-            key, _, serialized = item.partition(b"\n")
+            split = item.index(b"\n")
+            key = item[:split]
             scope = scopes.get(key)
             if scope is None:
                 scope = scopes[key] = self._scope(request, key)
-            scope.log_records.add().MergeFromString(serialized)
+            scope.log_records.add().MergeFromString(memoryview(item)[split + 1 :])
         return request
 
     def _scope(self, request: ExportLogsServiceRequest, key: bytes) -> ScopeLogs:
