@@ -158,9 +158,9 @@ class PerRecordProtocol(HttpProtocol):
     def __init__(self) -> None:
         self.retried: set[bytes] = set()
 
-    def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
         outcome = Outcome()
-        for index, record in enumerate(records):
+        for index, record in enumerate(map(b"".join, zip(parts[::2], parts[1::2]))):
             if b"reject" in record:
                 outcome.dead_letter.append((index, "mapping_error"))
             elif b"retry" in record and record not in self.retried:

@@ -39,7 +39,7 @@ from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.compression import BodyBuilder
+from logagent.sinks.compression import BodyBuilder, BodyPayload
 from logagent.sinks.dead_letter import DeadLetterFile
 from logagent.sinks.http_config import (
     AuthConfig,
@@ -165,8 +165,7 @@ class HttpSink(Sink):
                 config.batch.max_events,
                 config.batch.max_bytes,
                 self.dropped_events,
-                self.protocol.encode,
-                self.protocol.record_size,
+                self.protocol,
             )
             for lane in range(lanes)
         ]
@@ -232,8 +231,16 @@ class HttpSink(Sink):
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
         events = batch.events
-        start = 0
         count = len(events)
+        if batch.ctx is not None and count:  # one file: a single run (a source batch)
+            key = ordering_key(events[0])
+            lane = self._router.assign(key, count)
+            skipped = self._batchers[lane].add(events, tracker, key, ready, deadline)
+            if skipped:
+                self._router.finished(key, skipped)
+            tracker.part_done()
+            return
+        start = 0
         # Runs of events sharing a file context share the key: route per run.
         while start < count:
             ctx = events[start].ctx
@@ -275,59 +282,59 @@ class HttpSink(Sink):
     async def _deliver(self, request: RequestBatch) -> None:
         """Send until every record is delivered or dead-lettered; then the request is finished.
 
-        Parts are sent in order: the whole request first; a 413 replaces a
-        part by its two halves; records a 2xx answer asks to retry come back
-        as a part of their own after a backoff.
+        Parts of the request are sent in order: the whole request first; a 413
+        replaces a part by its two halves; records a 2xx answer asks to retry
+        come back as a part of their own after a backoff.
         """
-        pending: deque[list[bytes]] = deque([request.records])
-        request.records = []
+        per = self.protocol.parts_per_record
+        pending: deque[list[bytes]] = deque([request.parts])
+        request.parts = []
         record_retries = 0
         while pending:
-            records = pending.popleft()
+            parts = pending.popleft()
             try:
-                outcome = await self._send_part(records, request)
+                outcome = await self._send_part(parts, request)
             except _Rejected as rejected:
-                if rejected.status == 413 and len(records) > 1:
-                    half = len(records) // 2
-                    pending.extendleft((records[half:], records[:half]))
+                count = len(parts) // per
+                if rejected.status == 413 and count > 1:
+                    half = count // 2 * per
+                    pending.extendleft((parts[half:], parts[:half]))
                     self.splits += 1
                     continue
-                self._give_up(records, rejected)
+                self._give_up(parts, rejected)
                 continue
             if outcome is None:
-                self._delivered(len(records))
+                self.events_sent += len(parts) // per
                 continue
-            retry = self._apply_outcome(records, outcome)
+            retry = self._apply_outcome(parts, outcome)
             if retry:
                 record_retries += 1
                 self.retries["records"] += 1
                 await asyncio.sleep(self._backoff.delay(record_retries))
                 pending.appendleft(retry)
 
-    def _apply_outcome(self, records: list[bytes], outcome: Outcome) -> list[bytes]:
-        """Dead-letter what the answer rejected; returns the records to retry."""
+    def _apply_outcome(self, parts: list[bytes], outcome: Outcome) -> list[bytes]:
+        """Dead-letter what the answer rejected; returns the parts of the records to retry."""
+        per = self.protocol.parts_per_record
         by_reason: dict[str, list[bytes]] = {}
         for index, reason in outcome.dead_letter:
-            by_reason.setdefault(reason, []).append(records[index])
+            by_reason.setdefault(reason, []).extend(parts[index * per : (index + 1) * per])
         for reason, rejected in by_reason.items():
             self._give_up(rejected, _Rejected(reason, None, ""))
-        self._delivered(len(records) - len(outcome.retry) - len(outcome.dead_letter))
-        return [records[index] for index in outcome.retry]
+        self.events_sent += len(parts) // per - len(outcome.retry) - len(outcome.dead_letter)
+        return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
 
-    def _delivered(self, events: int) -> None:
-        self.events_sent += events
-
-    async def _send_part(self, records: list[bytes], request: RequestBatch) -> Outcome | None:
+    async def _send_part(self, parts: list[bytes], request: RequestBatch) -> Outcome | None:
         """Send one body until answered for good: its outcome, or ``_Rejected``."""
-        nbytes = sum(map(len, records)) + len(records) + 2
-        body = await self._bodies.build(self.protocol.build_body, records, nbytes)
+        nbytes = sum(map(len, parts))
+        body = await self._bodies.build(self.protocol, parts, nbytes)
         max_attempts = self.config.retry.max_attempts
         attempts = 0
         while True:
             attempts += 1
             request.attempts += 1
             try:
-                outcome = await self._send_once(body, records)
+                outcome = await self._send_once(body, parts)
             except _Retry as retry:
                 if max_attempts is not None and attempts >= max_attempts:
                     raise _Rejected("retries_exhausted", None, retry.reason) from None
@@ -361,7 +368,7 @@ class HttpSink(Sink):
             headers["Authorization"] = authorization
         return headers
 
-    async def _send_once(self, body: bytes, records: list[bytes]) -> Outcome | None:
+    async def _send_once(self, body: bytes, parts: list[bytes]) -> Outcome | None:
         """One attempt: the outcome of a 2xx, or raises ``_Retry`` or ``_Rejected``."""
         assert self._session is not None, "start() was not called"
         headers = self._headers()
@@ -371,7 +378,7 @@ class HttpSink(Sink):
             async with self._session.request(
                 self.config.method.upper(),
                 self.config.uri,
-                data=body,
+                data=BodyPayload(body),
                 headers=headers,
                 allow_redirects=False,
             ) as response:
@@ -379,7 +386,7 @@ class HttpSink(Sink):
                 if 200 <= status <= 299:
                     answer = await response.read()
                     self.requests["2xx"] += 1
-                    return self.protocol.interpret(answer, records) if self.protocol.reads_answer else None
+                    return self.protocol.interpret(answer, parts) if self.protocol.reads_answer else None
                 self.requests[f"{status // 100}xx"] += 1
                 answer = await response.content.read(4096)
                 retry_after = response.headers.get("Retry-After")
@@ -407,9 +414,11 @@ class HttpSink(Sink):
         name = type(exc).__name__
         return self._redactor.redact(f"{name}: {text}" if text else name)
 
-    def _give_up(self, records: list[bytes], rejected: _Rejected) -> None:
+    def _give_up(self, parts: list[bytes], rejected: _Rejected) -> None:
         """Count, dead-letter and log records rejected for good; they then count as finished."""
         reason = rejected.reason
+        per = self.protocol.parts_per_record
+        records = [self.protocol.record(parts[i : i + per]) for i in range(0, len(parts), per)]
         self.dropped_events[reason] += len(records)
         written_to: str | None = None
         failure: str | None = None
