@@ -143,3 +143,29 @@ def test_compression_levels_are_checked_per_kind():
         with pytest.raises(ValueError) as error:
             validate_level(kind, level)
         assert str(error.value) == message
+
+
+def test_cuts_keep_every_record_in_order_within_both_limits():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        max_events, max_bytes = rng.randint(1, 12), rng.randint(20, 400)
+        batcher = LaneBatcher(0, max_events=max_events, max_bytes=max_bytes, dropped=Counter())
+        tracker = BatchTracker(Batch([], [], 0))
+        ready: list[RequestBatch] = []
+        sent: list[bytes] = []
+        for _ in range(rng.randint(1, 6)):
+            run = [LogEvent("m" * rng.randint(0, 80), "stdout", None, CTX) for _ in range(rng.randint(1, 30))]
+            sent += [encode_json(event) + b"\n" for event in run]
+            batcher.add(run, tracker, "k", ready, lambda: 1.0)
+        if batcher.current is not None:
+            ready.append(batcher.take())
+        records = []
+        for request in ready:
+            joined = [b"".join(request.parts[i : i + 2]) for i in range(0, len(request.parts), 2)]
+            assert len(joined) == request.events <= max_events
+            assert request.nbytes == sum(map(len, joined))
+            assert request.nbytes <= max_bytes or request.events == 1  # an oversized record goes alone
+            records += joined
+        assert records == sent

@@ -213,10 +213,14 @@ class LaneBatcher:
         """How many records from ``start`` fit the request (at least one if it is empty), and their size."""
         per = self.protocol.parts_per_record
         limit = min(count, start + self.max_events - request.events)
+        room = self.max_bytes - request.nbytes
+        size = sum(map(len, parts[start * per : limit * per]))
+        if size <= room:  # only the event count cuts: no sizes per record needed
+            return limit, size
         sizes = list(map(len, parts[start * per : limit * per]))
-        record_sizes = sizes if per == 1 else list(map(sum, zip(*(sizes[i::per] for i in range(per)))))
+        record_sizes = sizes if per == 1 else [sum(sizes[i : i + per]) for i in range(0, len(sizes), per)]
         cumulative = list(accumulate(record_sizes))
-        fit = bisect_right(cumulative, self.max_bytes - request.nbytes)
+        fit = bisect_right(cumulative, room)
         if fit == 0 and not request.events:
             fit = 1  # a record larger than max_bytes goes alone
         return start + fit, cumulative[fit - 1] if fit else 0
