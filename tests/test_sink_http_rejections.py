@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import structlog
 
-from logagent.sinks.dead_letter import DeadLetterFile
-from logagent.sinks.http import HttpSink, dead_letter_path
+from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
+from logagent.sinks.http import HttpSink
 from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from tests.receiver import Receiver

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from itertools import accumulate
 from collections.abc import Callable, Hashable
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from logagent.acks import Batch

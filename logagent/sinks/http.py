@@ -27,7 +27,6 @@ import asyncio
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Hashable
-from pathlib import Path
 
 import aiohttp
 import structlog
@@ -40,7 +39,7 @@ from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
 from logagent.sinks.compression import BodyBuilder, BodyPayload
-from logagent.sinks.dead_letter import DeadLetterFile
+from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
     AuthConfig,
     BatchConfig,
@@ -62,7 +61,6 @@ __all__ = [
     "RequestConfig",
     "RetryConfig",
     "TlsConfig",
-    "dead_letter_path",
 ]
 
 #: Each kind of failure is logged when first seen, then at most this often.
@@ -84,11 +82,6 @@ def ordering_key(event: LogEvent) -> Hashable:
         directory = path.rpartition("/")[0]
         return directory or path
     return path
-
-
-def dead_letter_path(data_dir: str | os.PathLike[str], component_id: str) -> Path:
-    """``<data_dir>/dead-letter/<sink>.ndjson``."""
-    return Path(data_dir) / "dead-letter" / f"{component_id}.ndjson"
 
 
 class _Retry(Exception):
@@ -231,29 +224,29 @@ class HttpSink(Sink):
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
         events = batch.events
-        count = len(events)
-        if batch.ctx is not None and count:  # one file: a single run (a source batch)
-            key = ordering_key(events[0])
-            lane = self._router.assign(key, count)
-            skipped = self._batchers[lane].add(events, tracker, key, ready, deadline)
-            if skipped:
-                self._router.finished(key, skipped)
-            tracker.part_done()
-            return
-        start = 0
-        # Runs of events sharing a file context share the key: route per run.
-        while start < count:
-            ctx = events[start].ctx
-            end = start + 1
-            while end < count and events[end].ctx is ctx:
-                end += 1
-            key = ordering_key(events[start])
-            lane = self._router.assign(key, end - start)
-            skipped = self._batchers[lane].add(events[start:end], tracker, key, ready, deadline)
-            if skipped:
-                self._router.finished(key, skipped)
-            start = end
+        if batch.ctx is not None:  # one file (a source batch): a single run
+            self._place_run(events, tracker, ready, deadline)
+        else:  # runs of events sharing a file context share the key: route per run
+            start, count = 0, len(events)
+            while start < count:
+                ctx = events[start].ctx
+                end = start + 1
+                while end < count and events[end].ctx is ctx:
+                    end += 1
+                self._place_run(events[start:end], tracker, ready, deadline)
+                start = end
         tracker.part_done()
+
+    def _place_run(
+        self, events: list[LogEvent], tracker: BatchTracker, ready: list[RequestBatch], deadline: Callable[[], float]
+    ) -> None:
+        if not events:
+            return
+        key = ordering_key(events[0])
+        lane = self._router.assign(key, len(events))
+        skipped = self._batchers[lane].add(events, tracker, key, ready, deadline)
+        if skipped:
+            self._router.finished(key, skipped)
 
     def _next_deadline(self) -> float | None:
         deadlines = [b.deadline for b in self._batchers if b.deadline is not None]
@@ -289,11 +282,12 @@ class HttpSink(Sink):
         per = self.protocol.parts_per_record
         pending: deque[list[bytes]] = deque([request.parts])
         request.parts = []
+        nbytes: int | None = request.nbytes  # known for the whole request only
         record_retries = 0
         while pending:
             parts = pending.popleft()
             try:
-                outcome = await self._send_part(parts, request)
+                outcome = await self._send_part(parts, request, nbytes)
             except _Rejected as rejected:
                 count = len(parts) // per
                 if rejected.status == 413 and count > 1:
@@ -303,6 +297,8 @@ class HttpSink(Sink):
                     continue
                 self._give_up(parts, rejected)
                 continue
+            finally:
+                nbytes = None
             if outcome is None:
                 self.events_sent += len(parts) // per
                 continue
@@ -324,9 +320,10 @@ class HttpSink(Sink):
         self.events_sent += len(parts) // per - len(outcome.retry) - len(outcome.dead_letter)
         return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
 
-    async def _send_part(self, parts: list[bytes], request: RequestBatch) -> Outcome | None:
+    async def _send_part(self, parts: list[bytes], request: RequestBatch, nbytes: int | None) -> Outcome | None:
         """Send one body until answered for good: its outcome, or ``_Rejected``."""
-        nbytes = sum(map(len, parts))
+        if nbytes is None:
+            nbytes = sum(map(len, parts))
         body = await self._bodies.build(self.protocol, parts, nbytes)
         max_attempts = self.config.retry.max_attempts
         attempts = 0
