@@ -72,7 +72,7 @@ async def test_a_single_record_too_large_is_dead_lettered_and_the_rest_delivered
     assert len(errors) == 1 and errors[0]["dead_letter"] == str(dead_letter_path(tmp_path, "ship"))
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 422])
+@pytest.mark.parametrize("status", [301, 400, 401, 403, 404, 422])
 async def test_other_4xx_dead_letters_the_whole_batch_once_and_moves_on(receiver, tmp_path, status):
     feeder = Feeder()
     good, bad, after = feeder.events(1, 3), feeder.events(1, 3), feeder.events(1, 3)
