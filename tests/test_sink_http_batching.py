@@ -128,6 +128,7 @@ def test_body_pieces_concatenate_to_the_body():
         whole = protocol.build_body(parts)
         for per_piece in (1, 3, 10, 11):
             assert b"".join(protocol.body_pieces(parts, per_piece)) == whole
+        assert protocol.body_size(parts, sum(map(len, parts))) == len(whole)
     assert json.loads(protocol_for("json").build_body(parts)) == [{"n": n} for n in range(10)]
 
 

@@ -208,3 +208,22 @@ def test_dead_letter_file_continues_an_existing_file_and_skips_a_line_above_the_
     letters.write([b'{"a":2}', b'"' + b"x" * 5000 + b'"', b'{"a":3}'], "r")
     assert [json.loads(line)["record"] for line in path.read_bytes().splitlines()] == [{"a": 1}, {"a": 2}, {"a": 3}]
     assert letters.records_written == 2 and letters.records_discarded == 1
+
+
+@pytest.mark.parametrize("encoding", ["ndjson", "json"])
+async def test_large_uncompressed_bodies_are_streamed_and_resent_whole(receiver, encoding):
+    feeder = Feeder()
+    events = feeder.events(1, 800)
+    events = [type(e)(e.message + " " + "p" * 500, e.stream, e.timestamp, e.ctx) for e in events]
+    feeder.sent = {e.ctx.fields["file"]: [] for e in events[:1]}
+    for event in events:
+        feeder.sent[event.ctx.fields["file"]].append(event.message)
+    receiver.fail_next(503)  # the streamed body is generated again for the retry
+    config = make_config(receiver.url, encoding=encoding, batch=BatchConfig(max_events=1000, timeout_secs=0.05))
+    sink = await run_sink(config, [feeder.batch(events)])
+
+    assert [len(entry.body) > 256 * 1024 for entry in receiver.received] == [True, True]
+    assert receiver.received[0].body == receiver.received[1].body
+    assert all(int(entry.headers["Content-Length"]) == len(entry.body) for entry in receiver.received)
+    assert delivered(receiver) == feeder.sent and feeder.all_acked()
+    assert sink.bytes_sent == len(receiver.accepted[0].body)

@@ -13,6 +13,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Literal
 
@@ -127,12 +128,17 @@ class BodyBuilder:
         assert self._compress is not None
         return self._compress(protocol.body_pieces(parts, PIECE_RECORDS))
 
-    async def build(self, protocol: HttpProtocol, parts: Sequence[bytes], nbytes: int) -> bytes:
-        """The body of the records in ``parts`` (about ``nbytes`` uncompressed), compressed as configured."""
+    async def build(self, protocol: HttpProtocol, parts: Sequence[bytes], nbytes: int) -> bytes | StreamedBody:
+        """The body of the records in ``parts`` (about ``nbytes`` uncompressed), compressed as configured.
+
+        Uncompressed and large, it is a :class:`StreamedBody` when the
+        protocol knows its size: written piece by piece, never whole in memory.
+        """
         if self._compress is None:
-            # One join: a copy the loop makes at memory speed, cheaper than a
-            # thread hop.
-            return protocol.build_body(parts)
+            size = protocol.body_size(parts, nbytes) if nbytes >= APART_BYTES else None
+            if size is not None:
+                return StreamedBody(partial(protocol.body_pieces, parts, PIECE_RECORDS), size)
+            return protocol.build_body(parts)  # one join, cheaper than a thread hop
         if nbytes < INLINE_BODY_BYTES:
             return self._compressed(protocol, parts)
         if self._executor is None:
@@ -146,31 +152,50 @@ class BodyBuilder:
             self._executor = None
 
 
+@dataclass(frozen=True)
+class StreamedBody:
+    """An uncompressed body generated anew, piece by piece, for each attempt."""
+
+    pieces: Callable[[], Iterable[bytes]]
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
 class BodyPayload(Payload):
-    """A request body (bytes) for aiohttp, written in the fewest socket sends.
+    """A request body for aiohttp, written in the fewest socket sends and copies.
 
     A small body goes out with the headers in one send: each send on a busy
     node costs far more than copying a small body. A large body (``APART_BYTES``
     and more) is written after the headers rather than joined with them, which
-    would copy all of it once more (Python < 3.12.9). Unlike aiohttp's
-    ``BytesPayload`` it does not warn about bodies over 1 MiB: they are built
-    off the event loop and sent as they are.
+    would copy all of it once more (Python < 3.12.9); a :class:`StreamedBody`
+    is written piece by piece, each write waiting while the socket is behind.
+    Unlike aiohttp's ``BytesPayload`` it does not warn about bodies over 1 MiB.
     """
 
-    _value: bytes
+    _value: bytes | StreamedBody
 
-    def __init__(self, value: bytes) -> None:
+    def __init__(self, value: bytes | StreamedBody) -> None:
         super().__init__(value, content_type=None)
         self._size = len(value)
 
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
-        return self._value.decode(encoding, errors)
+        value = self._value
+        raw = value if isinstance(value, bytes) else b"".join(value.pieces())
+        return raw.decode(encoding, errors)
 
     async def write(self, writer: AbstractStreamWriter) -> None:
         await self.write_with_length(writer, None)
 
     async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
-        value = self._value if content_length is None else self._value[:content_length]
+        value = self._value
+        if isinstance(value, StreamedBody):
+            for piece in value.pieces():
+                await writer.write(piece)
+            return
+        if content_length is not None:
+            value = value[:content_length]
         if len(value) >= APART_BYTES:
             await writer.write(b"")  # the headers alone
         await writer.write(value)

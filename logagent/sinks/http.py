@@ -38,7 +38,7 @@ from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.compression import BodyBuilder, BodyPayload
+from logagent.sinks.compression import BodyBuilder, BodyPayload, StreamedBody
 from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
     AuthConfig,
@@ -365,7 +365,7 @@ class HttpSink(Sink):
             headers["Authorization"] = authorization
         return headers
 
-    async def _send_once(self, body: bytes, parts: list[bytes]) -> Outcome | None:
+    async def _send_once(self, body: bytes | StreamedBody, parts: list[bytes]) -> Outcome | None:
         """One attempt: the outcome of a 2xx, or raises ``_Retry`` or ``_Rejected``."""
         assert self._session is not None, "start() was not called"
         headers = self._headers()

@@ -85,6 +85,14 @@ class HttpProtocol:
         for start in range(0, len(parts), step):
             yield b"".join(parts[start : start + step])
 
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        """The exact body length for records of ``nbytes`` bytes in all, if known without building it.
+
+        When known, a large uncompressed body is streamed piece by piece
+        rather than built whole. None (the default for protocols) builds it.
+        """
+        return None
+
     def build_body(self, parts: Sequence[bytes]) -> bytes:
         """The whole body as one byte string."""
         return b"".join(self.body_pieces(parts, len(parts)))
@@ -98,10 +106,20 @@ class HttpProtocol:
         return None
 
 
+class NdjsonProtocol(HttpProtocol):
+    """The ``http`` sink's ndjson: the body is the parts as they are."""
+
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        return nbytes
+
+
 class JsonArrayProtocol(HttpProtocol):
     """The records as one JSON array."""
 
     content_type = "application/json"
+
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        return nbytes + 1  # "[" and "]", and one separator fewer than line ends
 
     def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
         # Compact JSON never holds a raw line feed (strings escape it), so the
@@ -115,4 +133,4 @@ class JsonArrayProtocol(HttpProtocol):
 
 def protocol_for(encoding: str) -> HttpProtocol:
     """The generic sink's protocol for its ``encoding`` option."""
-    return JsonArrayProtocol() if encoding == "json" else HttpProtocol()
+    return JsonArrayProtocol() if encoding == "json" else NdjsonProtocol()
