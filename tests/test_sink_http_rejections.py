@@ -19,7 +19,6 @@ from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http import HttpSink
 from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
-from tests.receiver import Receiver
 from tests.test_sink_http import Feeder, delivered, make_config, receiver, run_sink  # noqa: F401 - fixture
 
 ONE_LANE = RequestConfig(concurrency=1)
@@ -227,3 +226,20 @@ async def test_large_uncompressed_bodies_are_streamed_and_resent_whole(receiver,
     assert all(int(entry.headers["Content-Length"]) == len(entry.body) for entry in receiver.received)
     assert delivered(receiver) == feeder.sent and feeder.all_acked()
     assert sink.bytes_sent == len(receiver.accepted[0].body)
+
+
+class BrokenProtocol(HttpProtocol):
+    reads_answer = True
+
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
+        raise ValueError("cannot read " + answer.decode())
+
+
+async def test_an_answer_the_protocol_cannot_read_is_logged_and_taken_as_delivered(receiver, tmp_path):
+    feeder = Feeder()
+    config = make_config(receiver.url, request=ONE_LANE)
+    with structlog.testing.capture_logs() as logs:
+        sink = await run_sink(config, [feeder.batch(feeder.events(1, 3))], sink=sink_for(config, tmp_path, BrokenProtocol()))
+    assert sink.events_sent == 3 and feeder.all_acked()
+    errors = [e for e in logs if e["log_level"] == "error"]
+    assert len(errors) == 1 and "cannot read ok" in errors[0]["error"]

@@ -57,6 +57,20 @@ def encode_record(event: LogEvent) -> bytes | None:
         return None
 
 
+def ordering_key(event: LogEvent) -> Hashable:
+    """Records with the same key are delivered in order: one container's log directory.
+
+    Keying by the directory rather than the file also keeps order across a
+    rotation (``0.log`` -> ``0.log.<date>``) and a container restart
+    (``0.log`` -> ``1.log``).
+    """
+    path = event.ctx.fields.get("file")
+    if isinstance(path, str):
+        directory = path.rpartition("/")[0]
+        return directory or path
+    return path
+
+
 class BatchTracker:
     """Releases an input batch when all requests holding its events are done."""
 

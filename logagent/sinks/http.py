@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 
 import aiohttp
 import structlog
@@ -37,7 +37,7 @@ from logagent.observe.ratelimit import RateLimiter
 from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
-from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
+from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
 from logagent.sinks.compression import BodyBuilder, BodyPayload, StreamedBody
 from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
@@ -68,20 +68,6 @@ RETRY_LOG_INTERVAL_SECS = 60.0
 DROP_LOG_INTERVAL_SECS = 300.0
 #: How much of a rejected request's answer is logged.
 _ANSWER_SNIPPET_BYTES = 200
-
-
-def ordering_key(event: LogEvent) -> Hashable:
-    """Records with the same key are delivered in order: one container's log directory.
-
-    Keying by the directory rather than the file also keeps order across a
-    rotation (``0.log`` -> ``0.log.<date>``) and a container restart
-    (``0.log`` -> ``1.log``).
-    """
-    path = event.ctx.fields.get("file")
-    if isinstance(path, str):
-        directory = path.rpartition("/")[0]
-        return directory or path
-    return path
 
 
 class _Retry(Exception):
@@ -383,7 +369,7 @@ class HttpSink(Sink):
                 if 200 <= status <= 299:
                     answer = await response.read()
                     self.requests["2xx"] += 1
-                    return self.protocol.interpret(answer, parts) if self.protocol.reads_answer else None
+                    return self._interpret(answer, parts) if self.protocol.reads_answer else None
                 self.requests[f"{status // 100}xx"] += 1
                 answer = await response.content.read(4096)
                 retry_after = response.headers.get("Retry-After")
@@ -399,6 +385,22 @@ class HttpSink(Sink):
         if status == 401 and self._credentials.from_file and self._token_changed(sent_authorization):
             raise _Retry("token_rotated", delay=0.0)
         raise _Rejected(f"http_{status}", status, snippet)
+
+    def _interpret(self, answer: bytes, parts: list[bytes]) -> Outcome | None:
+        """The protocol's verdict on a 2xx; an answer it cannot read counts as all delivered (logged)."""
+        try:
+            return self.protocol.interpret(answer, parts)
+        except Exception as exc:  # noqa: BLE001 - a protocol bug must not stop the sink
+            snippet = answer[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace")
+            self._log_limited(
+                "interpret",
+                DROP_LOG_INTERVAL_SECS,
+                "error",
+                "unreadable 2xx answer, records taken as delivered",
+                error=self._describe(exc),
+                answer=self._redactor.redact(snippet),
+            )
+            return None
 
     def _token_changed(self, sent: str | None) -> bool:
         try:
