@@ -37,7 +37,7 @@ class Outcome:
 
 
 class HttpProtocol:
-    """The generic ``http`` sink's protocol: each record one JSON object, ndjson body.
+    """The base protocol: each record one JSON object, ndjson body, any 2xx delivers all.
 
     A record is two parts: its JSON object and its line end (the JSON object
     may itself be split where a file's shared fields end). Subclasses override
