@@ -190,3 +190,38 @@ async def test_rejected_batch_is_dead_lettered_and_the_checkpoint_moves_on(tmp_p
     assert "400" in stderr and "dead-letter" in stderr
     assert TOKEN not in stderr and TOKEN not in dead.read_text()
     assert logs[-1]["event"] == "stopped"
+
+
+async def test_zstd_on_the_wire_and_413_splits_deliver_every_line_once(tmp_path: Path) -> None:
+    receiver = Receiver()
+    await receiver.start()
+    receiver.limit_body(20_000)  # about 40 records of this test: 413 for larger requests
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    sink = (
+        "  ship:\n"
+        "    type: http\n"
+        "    inputs: [pods]\n"
+        f"    uri: {receiver.url}\n"
+        "    compression: zstd\n"
+        "    batch: {max_events: 500, timeout_secs: 0.2}\n"
+        "    retry: {initial_backoff_secs: 0.05, max_backoff_secs: 0.5}\n"
+    )
+    config = offline_config(tmp_path, pods, sink=sink)
+    writers = [LogWriter(pods, "user-x", f"pod-{i}", f"uid-{i}", line_bytes=LINE_BYTES) for i in range(2)]
+    try:
+        for writer in writers:
+            writer.write(600)
+        agent = AgentProcess(config, subprocess.DEVNULL, once=True)
+        assert await wait_exit(agent) == 0
+    finally:
+        for writer in writers:
+            writer.close()
+        await receiver.stop()
+    expected = {w.source: w.seq for w in writers}
+    tracker = tracker_of(receiver)
+    assert tracker.missing(expected) == {} and tracker.duplicates() == {}
+    assert {r.headers["Content-Encoding"] for r in receiver.received} == {"zstd"}
+    assert any(r.status == 413 for r in receiver.received)
+    assert all(len(r.body) <= 20_000 for r in receiver.accepted)
+    assert not (tmp_path / "data" / "dead-letter" / "ship.ndjson").exists()

@@ -13,7 +13,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from logagent.acks import AckGroup, Batch
 from logagent.event import FileContext, LogEvent
 from logagent.sinks.elasticsearch import ElasticsearchSink, ElasticsearchSinkConfig
-from logagent.sinks.http import dead_letter_path
+from logagent.sinks.dead_letter import dead_letter_path
 from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
 from logagent.sinks.loki import LokiSink, LokiSinkConfig
 from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
@@ -272,8 +272,8 @@ def test_loki_rewrite_timestamp_keeps_a_stream_in_order_across_requests():
     protocol = PushProtocol({"ns": compile_template("{{ kubernetes.pod_namespace }}")}, {}, "text",
                             "rewrite_timestamp", LabelSetGuard(10))
     ctx = context("shop", "web")
-    first = protocol.build_body([protocol.encode(e) for e in events_of(ctx, ["new"], second=30)])
-    second = protocol.build_body([protocol.encode(e) for e in events_of(ctx, ["old", "newer"], second=29)])
+    first = protocol.build_body([protocol.encode_event(e) for e in events_of(ctx, ["new"], second=30)])
+    second = protocol.build_body([protocol.encode_event(e) for e in events_of(ctx, ["old", "newer"], second=29)])
     (stream,) = json.loads(second)["streams"]
     newest = json.loads(first)["streams"][0]["values"][0][0]
     assert [v[1] for v in stream["values"]] == ["old", "newer"]

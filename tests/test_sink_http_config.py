@@ -55,7 +55,7 @@ def test_defaults():
     config = convert({"type": "http", "inputs": ["a"], "uri": "http://127.0.0.1:9/x"})
     config.validate()
     assert (config.method, config.encoding, config.compression) == ("post", "ndjson", "none")
-    assert (config.batch.max_events, config.batch.max_bytes, config.batch.timeout_secs) == (1000, 1048576, 1.0)
+    assert (config.batch.max_events, config.batch.max_bytes, config.batch.timeout_secs) == (2000, 10_000_000, 1.0)
     assert (config.request.concurrency, config.request.timeout_secs) == (4, 30.0)
     assert config.retry.max_attempts is None
     assert config.auth is None

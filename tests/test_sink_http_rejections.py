@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 import structlog
 
-from logagent.sinks.dead_letter import DeadLetterFile
-from logagent.sinks.http import HttpSink, dead_letter_path
+from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
+from logagent.sinks.http import HttpSink
 from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
-from tests.receiver import Receiver
 from tests.test_sink_http import Feeder, delivered, make_config, receiver, run_sink  # noqa: F401 - fixture
 
 ONE_LANE = RequestConfig(concurrency=1)
@@ -72,7 +71,7 @@ async def test_a_single_record_too_large_is_dead_lettered_and_the_rest_delivered
     assert len(errors) == 1 and errors[0]["dead_letter"] == str(dead_letter_path(tmp_path, "ship"))
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 422])
+@pytest.mark.parametrize("status", [301, 400, 401, 403, 404, 422])
 async def test_other_4xx_dead_letters_the_whole_batch_once_and_moves_on(receiver, tmp_path, status):
     feeder = Feeder()
     good, bad, after = feeder.events(1, 3), feeder.events(1, 3), feeder.events(1, 3)
@@ -158,9 +157,9 @@ class PerRecordProtocol(HttpProtocol):
     def __init__(self) -> None:
         self.retried: set[bytes] = set()
 
-    def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
         outcome = Outcome()
-        for index, record in enumerate(records):
+        for index, record in enumerate(map(b"".join, zip(parts[::2], parts[1::2]))):
             if b"reject" in record:
                 outcome.dead_letter.append((index, "mapping_error"))
             elif b"retry" in record and record not in self.retried:
@@ -208,3 +207,39 @@ def test_dead_letter_file_continues_an_existing_file_and_skips_a_line_above_the_
     letters.write([b'{"a":2}', b'"' + b"x" * 5000 + b'"', b'{"a":3}'], "r")
     assert [json.loads(line)["record"] for line in path.read_bytes().splitlines()] == [{"a": 1}, {"a": 2}, {"a": 3}]
     assert letters.records_written == 2 and letters.records_discarded == 1
+
+
+@pytest.mark.parametrize("encoding", ["ndjson", "json"])
+async def test_large_uncompressed_bodies_are_streamed_and_resent_whole(receiver, encoding):
+    feeder = Feeder()
+    events = feeder.events(1, 800)
+    events = [type(e)(e.message + " " + "p" * 500, e.stream, e.timestamp, e.ctx) for e in events]
+    feeder.sent = {e.ctx.fields["file"]: [] for e in events[:1]}
+    for event in events:
+        feeder.sent[event.ctx.fields["file"]].append(event.message)
+    receiver.fail_next(503)  # the streamed body is generated again for the retry
+    config = make_config(receiver.url, encoding=encoding, batch=BatchConfig(max_events=1000, timeout_secs=0.05))
+    sink = await run_sink(config, [feeder.batch(events)])
+
+    assert [len(entry.body) > 256 * 1024 for entry in receiver.received] == [True, True]
+    assert receiver.received[0].body == receiver.received[1].body
+    assert all(int(entry.headers["Content-Length"]) == len(entry.body) for entry in receiver.received)
+    assert delivered(receiver) == feeder.sent and feeder.all_acked()
+    assert sink.bytes_sent == len(receiver.accepted[0].body)
+
+
+class BrokenProtocol(HttpProtocol):
+    reads_answer = True
+
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
+        raise ValueError("cannot read " + answer.decode())
+
+
+async def test_an_answer_the_protocol_cannot_read_is_logged_and_taken_as_delivered(receiver, tmp_path):
+    feeder = Feeder()
+    config = make_config(receiver.url, request=ONE_LANE)
+    with structlog.testing.capture_logs() as logs:
+        sink = await run_sink(config, [feeder.batch(feeder.events(1, 3))], sink=sink_for(config, tmp_path, BrokenProtocol()))
+    assert sink.events_sent == 3 and feeder.all_acked()
+    errors = [e for e in logs if e["log_level"] == "error"]
+    assert len(errors) == 1 and "cannot read ok" in errors[0]["error"]

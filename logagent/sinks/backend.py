@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import msgspec
 
 from logagent.sinks.compression import Compression
-from logagent.sinks.http import HttpSink, _Rejected
+from logagent.sinks.http import HttpSink
 from logagent.sinks.http_config import (
     AuthConfig,
     BatchConfig,
@@ -86,12 +86,7 @@ def compile_option(key: str, text: str) -> Template:
 
 
 class BackendSink(HttpSink):
-    """The HTTP sink with a backend's protocol.
-
-    A protocol whose records are not JSON values on their own (an action
-    line and a document, a serialized protobuf) gives ``dead_letter_record``,
-    and the dead-letter file gets that JSON instead.
-    """
+    """The HTTP sink with a backend's protocol (its ``kind`` names the backend)."""
 
     def __init__(
         self,
@@ -102,9 +97,3 @@ class BackendSink(HttpSink):
         data_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(component_id, config, data_dir=data_dir, protocol=protocol)
-
-    def _give_up(self, records: list[bytes], rejected: _Rejected) -> None:
-        convert = getattr(self.protocol, "dead_letter_record", None)
-        if convert is not None:
-            records = [convert(record) for record in records]
-        super()._give_up(records, rejected)

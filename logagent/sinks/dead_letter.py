@@ -98,3 +98,8 @@ class DeadLetterFile:
         else:
             self.previous_path.unlink(missing_ok=True)
         self._size = 0
+
+
+def dead_letter_path(data_dir: str | os.PathLike[str], component_id: str) -> Path:
+    """``<data_dir>/dead-letter/<sink>.ndjson``."""
+    return Path(data_dir) / "dead-letter" / f"{component_id}.ndjson"

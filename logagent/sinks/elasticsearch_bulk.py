@@ -18,7 +18,7 @@ the batching, sending, retries and dead-lettering.
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -26,7 +26,8 @@ import structlog
 
 from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.sinks.batching import encode_record
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.http_protocol import Outcome
+from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode
@@ -58,7 +59,7 @@ _REFUSED = b"\x00"
 _CACHE_LIMIT = 4096
 
 
-class BulkProtocol(HttpProtocol):
+class BulkProtocol(RecordProtocol):
     """``_bulk`` bodies and per-item answers; ``index`` renders the target index or data stream.
 
     A record is its action line, a newline and its document, so a body is the
@@ -83,7 +84,7 @@ class BulkProtocol(HttpProtocol):
         self._refused_outstanding = 0
         self._log = structlog.get_logger(__name__)
 
-    def encode(self, event: LogEvent) -> bytes | None:
+    def encode_event(self, event: LogEvent) -> bytes | None:
         document = encode_record(event)
         if document is None:
             return None
@@ -112,6 +113,10 @@ class BulkProtocol(HttpProtocol):
                 self._action_lines.clear()
             self._action_lines[event.ctx] = (time_key, line)
         return line
+
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        for start in range(0, len(parts), records_per_piece):
+            yield self.build_body(parts[start : start + records_per_piece])
 
     def build_body(self, records: Sequence[bytes]) -> bytes:
         body = b"\n".join(records)

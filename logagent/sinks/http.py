@@ -26,8 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
-from pathlib import Path
+from collections.abc import Callable
 
 import aiohttp
 import structlog
@@ -38,9 +37,9 @@ from logagent.observe.ratelimit import RateLimiter
 from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
-from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.compression import BodyBuilder
-from logagent.sinks.dead_letter import DeadLetterFile
+from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
+from logagent.sinks.compression import BodyBuilder, BodyPayload, StreamedBody
+from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
     AuthConfig,
     BatchConfig,
@@ -62,7 +61,6 @@ __all__ = [
     "RequestConfig",
     "RetryConfig",
     "TlsConfig",
-    "dead_letter_path",
 ]
 
 #: Each kind of failure is logged when first seen, then at most this often.
@@ -70,25 +68,6 @@ RETRY_LOG_INTERVAL_SECS = 60.0
 DROP_LOG_INTERVAL_SECS = 300.0
 #: How much of a rejected request's answer is logged.
 _ANSWER_SNIPPET_BYTES = 200
-
-
-def ordering_key(event: LogEvent) -> Hashable:
-    """Records with the same key are delivered in order: one container's log directory.
-
-    Keying by the directory rather than the file also keeps order across a
-    rotation (``0.log`` -> ``0.log.<date>``) and a container restart
-    (``0.log`` -> ``1.log``).
-    """
-    path = event.ctx.fields.get("file")
-    if isinstance(path, str):
-        directory = path.rpartition("/")[0]
-        return directory or path
-    return path
-
-
-def dead_letter_path(data_dir: str | os.PathLike[str], component_id: str) -> Path:
-    """``<data_dir>/dead-letter/<sink>.ndjson``."""
-    return Path(data_dir) / "dead-letter" / f"{component_id}.ndjson"
 
 
 class _Retry(Exception):
@@ -165,8 +144,7 @@ class HttpSink(Sink):
                 config.batch.max_events,
                 config.batch.max_bytes,
                 self.dropped_events,
-                self.protocol.encode,
-                self.protocol.record_size,
+                self.protocol,
             )
             for lane in range(lanes)
         ]
@@ -232,21 +210,29 @@ class HttpSink(Sink):
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
         events = batch.events
-        start = 0
-        count = len(events)
-        # Runs of events sharing a file context share the key: route per run.
-        while start < count:
-            ctx = events[start].ctx
-            end = start + 1
-            while end < count and events[end].ctx is ctx:
-                end += 1
-            key = ordering_key(events[start])
-            lane = self._router.assign(key, end - start)
-            skipped = self._batchers[lane].add(events[start:end], tracker, key, ready, deadline)
-            if skipped:
-                self._router.finished(key, skipped)
-            start = end
+        if batch.ctx is not None:  # one file (a source batch): a single run
+            self._place_run(events, tracker, ready, deadline)
+        else:  # runs of events sharing a file context share the key: route per run
+            start, count = 0, len(events)
+            while start < count:
+                ctx = events[start].ctx
+                end = start + 1
+                while end < count and events[end].ctx is ctx:
+                    end += 1
+                self._place_run(events[start:end], tracker, ready, deadline)
+                start = end
         tracker.part_done()
+
+    def _place_run(
+        self, events: list[LogEvent], tracker: BatchTracker, ready: list[RequestBatch], deadline: Callable[[], float]
+    ) -> None:
+        if not events:
+            return
+        key = ordering_key(events[0])
+        lane = self._router.assign(key, len(events))
+        skipped = self._batchers[lane].add(events, tracker, key, ready, deadline)
+        if skipped:
+            self._router.finished(key, skipped)
 
     def _next_deadline(self) -> float | None:
         deadlines = [b.deadline for b in self._batchers if b.deadline is not None]
@@ -275,59 +261,63 @@ class HttpSink(Sink):
     async def _deliver(self, request: RequestBatch) -> None:
         """Send until every record is delivered or dead-lettered; then the request is finished.
 
-        Parts are sent in order: the whole request first; a 413 replaces a
-        part by its two halves; records a 2xx answer asks to retry come back
-        as a part of their own after a backoff.
+        Parts of the request are sent in order: the whole request first; a 413
+        replaces a part by its two halves; records a 2xx answer asks to retry
+        come back as a part of their own after a backoff.
         """
-        pending: deque[list[bytes]] = deque([request.records])
-        request.records = []
+        per = self.protocol.parts_per_record
+        pending: deque[list[bytes]] = deque([request.parts])
+        request.parts = []
+        nbytes: int | None = request.nbytes  # known for the whole request only
         record_retries = 0
         while pending:
-            records = pending.popleft()
+            parts = pending.popleft()
             try:
-                outcome = await self._send_part(records, request)
+                outcome = await self._send_part(parts, request, nbytes)
             except _Rejected as rejected:
-                if rejected.status == 413 and len(records) > 1:
-                    half = len(records) // 2
-                    pending.extendleft((records[half:], records[:half]))
+                count = len(parts) // per
+                if rejected.status == 413 and count > 1:
+                    half = count // 2 * per
+                    pending.extendleft((parts[half:], parts[:half]))
                     self.splits += 1
                     continue
-                self._give_up(records, rejected)
+                self._give_up(parts, rejected)
                 continue
+            finally:
+                nbytes = None
             if outcome is None:
-                self._delivered(len(records))
+                self.events_sent += len(parts) // per
                 continue
-            retry = self._apply_outcome(records, outcome)
+            retry = self._apply_outcome(parts, outcome)
             if retry:
                 record_retries += 1
                 self.retries["records"] += 1
                 await asyncio.sleep(self._backoff.delay(record_retries))
                 pending.appendleft(retry)
 
-    def _apply_outcome(self, records: list[bytes], outcome: Outcome) -> list[bytes]:
-        """Dead-letter what the answer rejected; returns the records to retry."""
+    def _apply_outcome(self, parts: list[bytes], outcome: Outcome) -> list[bytes]:
+        """Dead-letter what the answer rejected; returns the parts of the records to retry."""
+        per = self.protocol.parts_per_record
         by_reason: dict[str, list[bytes]] = {}
         for index, reason in outcome.dead_letter:
-            by_reason.setdefault(reason, []).append(records[index])
+            by_reason.setdefault(reason, []).extend(parts[index * per : (index + 1) * per])
         for reason, rejected in by_reason.items():
             self._give_up(rejected, _Rejected(reason, None, ""))
-        self._delivered(len(records) - len(outcome.retry) - len(outcome.dead_letter))
-        return [records[index] for index in outcome.retry]
+        self.events_sent += len(parts) // per - len(outcome.retry) - len(outcome.dead_letter)
+        return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
 
-    def _delivered(self, events: int) -> None:
-        self.events_sent += events
-
-    async def _send_part(self, records: list[bytes], request: RequestBatch) -> Outcome | None:
+    async def _send_part(self, parts: list[bytes], request: RequestBatch, nbytes: int | None) -> Outcome | None:
         """Send one body until answered for good: its outcome, or ``_Rejected``."""
-        nbytes = sum(map(len, records)) + len(records) + 2
-        body = await self._bodies.build(self.protocol.build_body, records, nbytes)
+        if nbytes is None:
+            nbytes = sum(map(len, parts))
+        body = await self._bodies.build(self.protocol, parts, nbytes)
         max_attempts = self.config.retry.max_attempts
         attempts = 0
         while True:
             attempts += 1
             request.attempts += 1
             try:
-                outcome = await self._send_once(body, records)
+                outcome = await self._send_once(body, parts)
             except _Retry as retry:
                 if max_attempts is not None and attempts >= max_attempts:
                     raise _Rejected("retries_exhausted", None, retry.reason) from None
@@ -361,7 +351,7 @@ class HttpSink(Sink):
             headers["Authorization"] = authorization
         return headers
 
-    async def _send_once(self, body: bytes, records: list[bytes]) -> Outcome | None:
+    async def _send_once(self, body: bytes | StreamedBody, parts: list[bytes]) -> Outcome | None:
         """One attempt: the outcome of a 2xx, or raises ``_Retry`` or ``_Rejected``."""
         assert self._session is not None, "start() was not called"
         headers = self._headers()
@@ -371,7 +361,7 @@ class HttpSink(Sink):
             async with self._session.request(
                 self.config.method.upper(),
                 self.config.uri,
-                data=body,
+                data=BodyPayload(body),
                 headers=headers,
                 allow_redirects=False,
             ) as response:
@@ -379,7 +369,7 @@ class HttpSink(Sink):
                 if 200 <= status <= 299:
                     answer = await response.read()
                     self.requests["2xx"] += 1
-                    return self.protocol.interpret(answer, records) if self.protocol.reads_answer else None
+                    return self._interpret(answer, parts) if self.protocol.reads_answer else None
                 self.requests[f"{status // 100}xx"] += 1
                 answer = await response.content.read(4096)
                 retry_after = response.headers.get("Retry-After")
@@ -396,6 +386,22 @@ class HttpSink(Sink):
             raise _Retry("token_rotated", delay=0.0)
         raise _Rejected(f"http_{status}", status, snippet)
 
+    def _interpret(self, answer: bytes, parts: list[bytes]) -> Outcome | None:
+        """The protocol's verdict on a 2xx; an answer it cannot read counts as all delivered (logged)."""
+        try:
+            return self.protocol.interpret(answer, parts)
+        except Exception as exc:  # noqa: BLE001 - a protocol bug must not stop the sink
+            snippet = answer[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace")
+            self._log_limited(
+                "interpret",
+                DROP_LOG_INTERVAL_SECS,
+                "error",
+                "unreadable 2xx answer, records taken as delivered",
+                error=self._describe(exc),
+                answer=self._redactor.redact(snippet),
+            )
+            return None
+
     def _token_changed(self, sent: str | None) -> bool:
         try:
             return self._credentials.header() != sent
@@ -407,9 +413,11 @@ class HttpSink(Sink):
         name = type(exc).__name__
         return self._redactor.redact(f"{name}: {text}" if text else name)
 
-    def _give_up(self, records: list[bytes], rejected: _Rejected) -> None:
+    def _give_up(self, parts: list[bytes], rejected: _Rejected) -> None:
         """Count, dead-letter and log records rejected for good; they then count as finished."""
         reason = rejected.reason
+        per = self.protocol.parts_per_record
+        records = [self.protocol.record(parts[i : i + per]) for i in range(0, len(parts), per)]
         self.dropped_events[reason] += len(records)
         written_to: str | None = None
         failure: str | None = None

@@ -25,7 +25,7 @@ import msgspec
 
 from logagent.event import LogEvent
 from logagent.sinks.batching import encode_record
-from logagent.sinks.http_protocol import HttpProtocol
+from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import Template
 from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text
 
@@ -97,7 +97,7 @@ _CACHE_LIMIT = 4096
 _CACHE_SECS = 60.0
 
 
-class PushProtocol(HttpProtocol):
+class PushProtocol(RecordProtocol):
     """Loki push bodies (JSON) from events, with the configured label and metadata templates.
 
     A record is the stream's labels as JSON, a newline, and the entry
@@ -135,7 +135,7 @@ class PushProtocol(HttpProtocol):
         #: records that got timestamps rewritten (``rewrite_timestamp``)
         self.rewritten_events = 0
 
-    def encode(self, event: LogEvent) -> bytes | None:
+    def encode_event(self, event: LogEvent) -> bytes | None:
         line = self._line(event)
         if line is None:
             return None

@@ -38,7 +38,8 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
 
 import logagent
 from logagent.event import LogEvent
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.http_protocol import Outcome
+from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import FieldPath, lookup
 from logagent.sinks.timestamps import now_nanos, unix_nanos
 
@@ -140,7 +141,7 @@ def severity_of(level: Any) -> tuple[int, str] | None:
 _CACHE_LIMIT = 4096
 
 
-class LogsProtocol(HttpProtocol):
+class LogsProtocol(RecordProtocol):
     """OTLP/HTTP logs: ``ExportLogsServiceRequest`` bodies, protobuf or JSON.
 
     A record is its resource's attributes (JSON, the grouping key), a newline
@@ -164,7 +165,7 @@ class LogsProtocol(HttpProtocol):
         self.rejected_events = 0
         self._scratch = LogRecord()
 
-    def encode(self, event: LogEvent) -> bytes | None:
+    def encode_event(self, event: LogEvent) -> bytes | None:
         entry = self._contexts.get(event.ctx)
         if entry is None:
             if len(self._contexts) >= _CACHE_LIMIT:
@@ -218,9 +219,6 @@ class LogsProtocol(HttpProtocol):
         scope.scope.name = SCOPE_NAME
         scope.scope.version = self._scope_version
         return scope
-
-    def record_size(self, record: bytes) -> int:
-        return len(record) - record.index(b"\n") + 8
 
     def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
         rejected, message = parse_partial_success(answer, self.content_type)
