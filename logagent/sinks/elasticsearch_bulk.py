@@ -24,10 +24,10 @@ from typing import Any, Literal
 import msgspec
 import structlog
 
+from logagent.encoding import encode_ndjson_parts
 from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.sinks.batching import encode_record
-from logagent.sinks.http_protocol import Outcome
-from logagent.sinks.record_protocol import RecordProtocol
+from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode
@@ -59,17 +59,20 @@ _REFUSED = b"\x00"
 _CACHE_LIMIT = 4096
 
 
-class BulkProtocol(RecordProtocol):
+class BulkProtocol(HttpProtocol):
     """``_bulk`` bodies and per-item answers; ``index`` renders the target index or data stream.
 
-    A record is its action line, a newline and its document, so a body is the
-    records joined. A record whose index cannot be rendered (a field it names is
-    missing) is not sent: ``interpret`` sends it to the dead-letter file with
-    that reason.
+    A record is three parts: its action line, then its document as
+    :func:`~logagent.encoding.encode_ndjson_parts` gives it (the file's
+    pre-encoded fields, referenced, and the rest with the line end), so a body
+    is one join. A record whose index cannot be rendered (a field it names is
+    missing) has a refusal instead of an action line: it is not sent, and
+    ``interpret`` sends it to the dead-letter file with that reason.
     """
 
     content_type = "application/x-ndjson"
     reads_answer = True
+    parts_per_record = 3
 
     def __init__(self, index: Template, action: Action, data_stream: bool) -> None:
         self.index = index
@@ -78,35 +81,60 @@ class BulkProtocol(RecordProtocol):
         self._action_head = b'{"' + action.encode() + b'":{"_index":'
         #: an index that reads no per-line field renders alike for a file context and time key
         self._cacheable = not any(path[0] in PER_LINE_KEYS for path in index.paths)
-        #: file context -> (time key its index was rendered for, action line or None)
-        self._action_lines: dict[Hashable, tuple[str, bytes | None]] = {}
+        #: file context -> (time key its index was rendered for, action line or refusal)
+        self._action_lines: dict[Hashable, tuple[str, bytes]] = {}
         #: refused records handed out and not yet seen by ``interpret``
         self._refused_outstanding = 0
+        self._refusal = _REFUSED + _encode(f"bulk.index {index.text!r}: a field it names is missing or not a value") + b"\n"
         self._log = structlog.get_logger(__name__)
 
-    def encode_event(self, event: LogEvent) -> bytes | None:
-        document = encode_record(event)
-        if document is None:
-            return None
-        if self.data_stream and event.timestamp is not None:
-            # Data streams require @timestamp; the record keeps its own timestamp too.
-            document = b'{"@timestamp":' + _encode(event.timestamp) + b"," + document[1:]
-        cached = self._action_lines.get(event.ctx)
-        stamp = event.timestamp or ""
-        if cached is not None and (not cached[0] or (stamp.startswith(cached[0]) and stamp.endswith("Z"))):
-            action = cached[1]
-        else:
-            action = self._action_line(event)
-        if action is None:
-            reason = f"bulk.index {self.index.text!r}: a field it names is missing or not a value"
-            self._refused_outstanding += 1
-            return _REFUSED + _encode(reason) + b"\n" + document
-        return action + document
+    def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        documents: list[bytes] | None = None
+        if not self.data_stream:
+            try:
+                documents = encode_ndjson_parts(events)
+            except (UnicodeEncodeError, TypeError, ValueError):
+                documents = None
+            if documents is not None and len(documents) != 2 * len(events):
+                documents = None
+        if documents is None:
+            return self._encode_each(events)
+        parts: list[bytes] = []
+        action = self._action
+        for index, event in enumerate(events):
+            parts += (action(event), documents[2 * index], documents[2 * index + 1])
+        return parts, 0
 
-    def _action_line(self, event: LogEvent) -> bytes | None:
-        """``{"index":{"_index":"<name>"}}\\n``; remembered per file context with its time key."""
+    def _encode_each(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        """Event by event: data streams (``@timestamp`` first) and records needing repairs."""
+        parts: list[bytes] = []
+        skipped = 0
+        for event in events:
+            document = encode_record(event)
+            if document is None:
+                skipped += 1
+                continue
+            if self.data_stream and event.timestamp is not None:
+                # Data streams require @timestamp; the record keeps its own timestamp too.
+                document = b'{"@timestamp":' + _encode(event.timestamp) + b"," + document[1:]
+            parts += (self._action(event), document, b"\n")
+        return parts, skipped
+
+    def _action(self, event: LogEvent) -> bytes:
+        """``{"index":{"_index":"<name>"}}\\n`` (or the refusal), remembered per file context and time key."""
+        cached = self._action_lines.get(event.ctx)
+        if cached is not None:
+            stamp = event.timestamp or ""
+            if not cached[0] or (stamp.startswith(cached[0]) and stamp.endswith("Z")):
+                if cached[1] is self._refusal:
+                    self._refused_outstanding += 1
+                return cached[1]
         name = self.index.render(event)
-        line = None if name is None else self._action_head + _encode(name) + b"}}\n"
+        if name is None:
+            line = self._refusal
+            self._refused_outstanding += 1
+        else:
+            line = self._action_head + _encode(name) + b"}}\n"
         time_key = self.index.time_key(event) if self._cacheable else None
         if time_key is not None:
             if len(self._action_lines) >= _CACHE_LIMIT:
@@ -114,24 +142,37 @@ class BulkProtocol(RecordProtocol):
             self._action_lines[event.ctx] = (time_key, line)
         return line
 
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        return None if self._refused_outstanding else nbytes
+
     def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
-        for start in range(0, len(parts), records_per_piece):
-            yield self.build_body(parts[start : start + records_per_piece])
+        step = records_per_piece * 3
+        for start in range(0, len(parts), step):
+            yield self.build_body(parts[start : start + step])
 
-    def build_body(self, records: Sequence[bytes]) -> bytes:
-        body = b"\n".join(records)
-        if b"\x00" in body:  # JSON escapes NUL, so only refused records have one
-            body = b"\n".join([r for r in records if not r.startswith(_REFUSED)])
-        return body + b"\n" if body else body
-
-    def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
+    def build_body(self, parts: Sequence[bytes]) -> bytes:
         if not self._refused_outstanding:
-            return self._results(answer, list(range(len(records))), Outcome())
+            return b"".join(parts)
+        kept = []
+        for start in range(0, len(parts), 3):
+            if not parts[start].startswith(_REFUSED):
+                kept += parts[start : start + 3]
+        return b"".join(kept)
+
+    def record(self, parts: Sequence[bytes]) -> bytes:
+        """The document alone (valid JSON), without the action line or refusal."""
+        return b"".join(parts[1:]).rstrip(b"\n")
+
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
+        count = len(parts) // 3
+        if not self._refused_outstanding:
+            return self._results(answer, list(range(count)), Outcome())
         sent = []
         outcome = Outcome()
-        for index, record in enumerate(records):
-            if record.startswith(_REFUSED):
-                outcome.dead_letter.append((index, msgspec.json.decode(record[1 : record.index(b"\n")])))
+        for index in range(count):
+            action = parts[3 * index]
+            if action.startswith(_REFUSED):
+                outcome.dead_letter.append((index, msgspec.json.decode(action[1:-1])))
                 self._refused_outstanding -= 1
             else:
                 sent.append(index)
@@ -143,17 +184,12 @@ class BulkProtocol(RecordProtocol):
             self._log.warning("unreadable _bulk answer, sending the records again", answer=answer[:200].decode("utf-8", "replace"))
             outcome.retry.extend(sent)
             return outcome
-        if results is not _ALL_DELIVERED:
-            for index, result in zip(sent, results):
-                if result.outcome is ItemOutcome.RETRY:
-                    outcome.retry.append(index)
-                elif result.outcome is ItemOutcome.DEAD_LETTER:
-                    outcome.dead_letter.append((index, result.reason))
+        for index, result in zip(sent, results):
+            if result.outcome is ItemOutcome.RETRY:
+                outcome.retry.append(index)
+            elif result.outcome is ItemOutcome.DEAD_LETTER:
+                outcome.dead_letter.append((index, result.reason))
         return outcome if outcome.retry or outcome.dead_letter else None
-
-    def dead_letter_record(self, record: bytes) -> bytes:
-        """The document alone (valid JSON), without the action line or refusal."""
-        return record.partition(b"\n")[2].rstrip(b"\n")
 
 
 # ------------------------------------------------------------------ results
