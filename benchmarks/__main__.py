@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "conditions": ("benchmarks.conditions", "match() on RE2 against Python re, per record"),
     "checkpoints": ("benchmarks.checkpoints", "checkpoint writes per second under load; throughput new vs old cadence"),
     "crash": ("benchmarks.crash", "lines lost/duplicated when the agent is killed and restarted under rotation"),
+    "backends": ("benchmarks.backends", "elasticsearch, loki, opentelemetry sinks vs the http sink"),
 }
 
 

@@ -197,6 +197,8 @@ class Measured:
     wall: float
     cpu: float
     returncode: int
+    #: the child's peak resident set (ru_maxrss)
+    peak_rss_kib: int = 0
 
 
 def run_measured(args: Sequence[str], *, stdout: int | None = None, stderr_path: Path | None = None,
@@ -221,7 +223,7 @@ def run_measured(args: Sequence[str], *, stdout: int | None = None, stderr_path:
     finally:
         if stderr_path:
             err.close()  # type: ignore[union-attr]
-    return Measured(wall, usage.ru_utime + usage.ru_stime, proc.returncode)
+    return Measured(wall, usage.ru_utime + usage.ru_stime, proc.returncode, usage.ru_maxrss)
 
 
 def agent_config(path: Path, *, log_dir: Path, data_dir: Path, kubernetes: str, pipeline: str) -> Path:

@@ -20,18 +20,27 @@ import yaml
 
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.console import ConsoleSinkConfig
+from logagent.sinks.elasticsearch import ElasticsearchSinkConfig
 from logagent.sinks.http import HttpSinkConfig
+from logagent.sinks.loki import LokiSinkConfig
+from logagent.sinks.opentelemetry import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.route import RouteConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
 TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {"filter": FilterConfig, "route": RouteConfig}
-SINK_KINDS: dict[str, type[msgspec.Struct]] = {"console": ConsoleSinkConfig, "http": HttpSinkConfig}
+SINK_KINDS: dict[str, type[msgspec.Struct]] = {
+    "console": ConsoleSinkConfig,
+    "http": HttpSinkConfig,
+    "elasticsearch": ElasticsearchSinkConfig,
+    "loki": LokiSinkConfig,
+    "opentelemetry": OpentelemetrySinkConfig,
+}
 
 SourceConfig = KubernetesLogsConfig
 TransformConfig = Union[FilterConfig, RouteConfig]
-SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig]
+SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
 
 
 class ConfigError(Exception):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from logagent.config import Config, ConfigError
+from logagent.config import Config, ConfigError, component_error
+from logagent.sinks.template_fields import unknown_template_field
 from logagent.transforms.route import UNMATCHED, RouteConfig
 
 
@@ -26,6 +27,7 @@ def check_graph(config: Config) -> list[str]:
     ports = output_ports(config)
     consumers = _check_inputs(config, ports)
     _check_cycles(config, ports)
+    _check_templates(config)
     return _unreachable_warnings(config, consumers)
 
 
@@ -127,3 +129,11 @@ def check_kubernetes(config: Config) -> None:
             "(${NODE_NAME}), or set kubernetes.snapshot to run offline",
             "kubernetes.node_name",
         )
+
+
+def _check_templates(config: Config) -> None:
+    """Every field a sink's templates name must be one some source or transform gives."""
+    for component_id, sink in config.sinks.items():
+        problem = unknown_template_field(sink, config)
+        if problem is not None:
+            raise component_error(f"sinks.{component_id}", problem)

@@ -25,7 +25,10 @@ from logagent.kube.interface import MetadataHub
 from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
 from logagent.sinks.console import ConsoleSink, ConsoleSinkConfig, SinkClosed
+from logagent.sinks.elasticsearch import ElasticsearchSink, ElasticsearchSinkConfig
 from logagent.sinks.http import HttpSink, HttpSinkConfig
+from logagent.sinks.loki import LokiSink, LokiSinkConfig
+from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.filter import FilterConfig, FilterTransform
@@ -83,7 +86,13 @@ class Topology:
             if isinstance(scfg, ConsoleSinkConfig):
                 self.sinks[cid] = ConsoleSink(cid, scfg, fd=stdout_fd if scfg.target == "stdout" else None)
             elif isinstance(scfg, HttpSinkConfig):
-                self.sinks[cid] = HttpSink(cid, scfg)
+                self.sinks[cid] = HttpSink(cid, scfg, data_dir=config.data_dir)
+            elif isinstance(scfg, ElasticsearchSinkConfig):
+                self.sinks[cid] = ElasticsearchSink(cid, scfg, data_dir=config.data_dir)
+            elif isinstance(scfg, LokiSinkConfig):
+                self.sinks[cid] = LokiSink(cid, scfg, data_dir=config.data_dir)
+            elif isinstance(scfg, OpentelemetrySinkConfig):
+                self.sinks[cid] = OpentelemetrySink(cid, scfg, data_dir=config.data_dir)
         self.inboxes = {cid: BatchQueue(INBOX_EVENTS, INBOX_BYTES) for cid in self.sinks}
         self._edges = self._wire()
         self._stop = asyncio.Event()

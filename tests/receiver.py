@@ -12,6 +12,12 @@ timeout, like a server that processed a request whose answer was lost),
 (an error answer that repeats the request's headers, as careless servers do),
 ``("hook", callable, status)`` (calls ``callable()``, then answers ``status``).
 
+Standing rules, checked before the plan: ``limit_body(n)`` answers 413 to a
+body of more than ``n`` bytes (after decompression), ``reject_containing(text,
+status)`` answers ``status`` to a body containing ``text``. Bodies are
+decompressed by their ``Content-Encoding`` (gzip, zstd); any other encoding
+is answered 415.
+
 Run standalone for benchmarks: ``python -m tests.receiver --port 8080``.
 """
 
@@ -24,10 +30,12 @@ import json
 import random
 import ssl
 import time
+import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import zstandard
 from aiohttp import web
 
 Action = Any  # "ok" | int | tuple
@@ -73,6 +81,8 @@ class Receiver:
         self._barrier: tuple[int, asyncio.Event] | None = None
         self._delay: tuple[random.Random, float] | None = None
         self.changed = asyncio.Condition()
+        self._max_body: int | None = None
+        self._reject: list[tuple[bytes, int]] = []
 
     # -- programming ---------------------------------------------------------
 
@@ -86,6 +96,14 @@ class Receiver:
     def delay_randomly(self, seed: int, max_secs: float) -> None:
         """Delay each answer by a seeded random time, so concurrent answers cross."""
         self._delay = (random.Random(seed), max_secs)
+
+    def limit_body(self, max_bytes: int | None) -> None:
+        """Answer 413 to a (decompressed) body larger than ``max_bytes``."""
+        self._max_body = max_bytes
+
+    def reject_containing(self, text: bytes, status: int) -> None:
+        """Answer ``status`` to every body containing ``text``."""
+        self._reject.append((text, status))
 
     def stop_failing(self) -> None:
         self._random = None
@@ -151,7 +169,11 @@ class Receiver:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
-        body = gzip.decompress(raw) if request.headers.get("Content-Encoding") == "gzip" else raw
+        encoding = request.headers.get("Content-Encoding")
+        try:
+            body = decompress(raw, encoding)
+        except (LookupError, ValueError, OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+            return web.Response(status=415 if isinstance(exc, LookupError) else 400, text=str(exc))
         entry = Received(
             request.method, request.path, dict(request.headers), body if self.keep_bodies else b"", len(raw)
         )
@@ -174,6 +196,10 @@ class Receiver:
         if self._delay is not None:
             rng, max_secs = self._delay
             await asyncio.sleep(rng.uniform(0, max_secs))
+        status = self._standing_rule(body)
+        if status is not None:
+            entry.status = status
+            return web.Response(status=status, text=f"rejected by rule: {status}")
         action = self._next_action()
         if action == "reset":
             request.transport.abort()
@@ -204,6 +230,14 @@ class Receiver:
         self._accept(entry, body)
         return web.Response(status=200, text="ok")
 
+    def _standing_rule(self, body: bytes) -> int | None:
+        if self._max_body is not None and len(body) > self._max_body:
+            return 413
+        for text, status in self._reject:
+            if text in body:
+                return status
+        return None
+
     def _accept(self, entry: Received, body: bytes) -> None:
         self.accepted.append(entry)
         self.accepted_bytes += entry.raw_size
@@ -212,6 +246,18 @@ class Receiver:
     async def _notify(self) -> None:
         async with self.changed:
             self.changed.notify_all()
+
+
+def decompress(raw: bytes, encoding: str | None) -> bytes:
+    """A body by its Content-Encoding; ``LookupError`` for an encoding not known here."""
+    if encoding is None or encoding == "identity":
+        return raw
+    if encoding == "gzip":
+        return gzip.decompress(raw)
+    if encoding == "zstd":
+        # stream_reader: also reads frames written without their content size
+        return zstandard.ZstdDecompressor().stream_reader(raw).read()
+    raise LookupError(f"unsupported Content-Encoding {encoding!r}")
 
 
 async def _serve(args: argparse.Namespace) -> None:

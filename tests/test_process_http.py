@@ -153,7 +153,7 @@ async def test_receiver_down_20s_memory_bounded_then_everything_arrives(tmp_path
     assert TOKEN not in agent.stderr_path.read_text()
 
 
-async def test_rejected_batch_is_logged_counted_and_the_rest_flows(tmp_path: Path) -> None:
+async def test_rejected_batch_is_dead_lettered_and_the_checkpoint_moves_on(tmp_path: Path) -> None:
     receiver = Receiver()
     await receiver.start()
     receiver.fail_next(("echo", 400))
@@ -174,10 +174,54 @@ async def test_rejected_batch_is_logged_counted_and_the_rest_flows(tmp_path: Pat
         writer.close()
         await receiver.stop()
     tracker = tracker_of(receiver)
-    # the first batch (the first 100 lines) was refused with 400 and dropped; the rest arrived
+    # the first batch (the first 100 lines) was refused with 400 and dead-lettered; the rest arrived
     assert tracker.missing({writer.source: 200}) == {writer.source: list(range(100))}
+    dead = tmp_path / "data" / "dead-letter" / "ship.ndjson"
+    letters = [json.loads(line) for line in dead.read_bytes().splitlines()]
+    assert {letter["reason"] for letter in letters} == {"http_400"}
+    dead_tracker = SeqTracker()
+    for letter in letters:
+        dead_tracker.add(b"ts stdout F " + letter["record"]["message"].encode())
+    assert dead_tracker.missing({writer.source: 100}) == {}  # every refused line is in the file
+    # the second run started after the dead-lettered lines: none was sent twice
+    assert len(receiver.received) == 2
     logs = [json.loads(line) for line in agent.stderr_path.read_text().splitlines()]
     stderr = "".join(p.read_text() for p in tmp_path.glob("agent-*.stderr"))
-    assert "400" in stderr
-    assert TOKEN not in stderr
+    assert "400" in stderr and "dead-letter" in stderr
+    assert TOKEN not in stderr and TOKEN not in dead.read_text()
     assert logs[-1]["event"] == "stopped"
+
+
+async def test_zstd_on_the_wire_and_413_splits_deliver_every_line_once(tmp_path: Path) -> None:
+    receiver = Receiver()
+    await receiver.start()
+    receiver.limit_body(20_000)  # about 40 records of this test: 413 for larger requests
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    sink = (
+        "  ship:\n"
+        "    type: http\n"
+        "    inputs: [pods]\n"
+        f"    uri: {receiver.url}\n"
+        "    compression: zstd\n"
+        "    batch: {max_events: 500, timeout_secs: 0.2}\n"
+        "    retry: {initial_backoff_secs: 0.05, max_backoff_secs: 0.5}\n"
+    )
+    config = offline_config(tmp_path, pods, sink=sink)
+    writers = [LogWriter(pods, "user-x", f"pod-{i}", f"uid-{i}", line_bytes=LINE_BYTES) for i in range(2)]
+    try:
+        for writer in writers:
+            writer.write(600)
+        agent = AgentProcess(config, subprocess.DEVNULL, once=True)
+        assert await wait_exit(agent) == 0
+    finally:
+        for writer in writers:
+            writer.close()
+        await receiver.stop()
+    expected = {w.source: w.seq for w in writers}
+    tracker = tracker_of(receiver)
+    assert tracker.missing(expected) == {} and tracker.duplicates() == {}
+    assert {r.headers["Content-Encoding"] for r in receiver.received} == {"zstd"}
+    assert any(r.status == 413 for r in receiver.received)
+    assert all(len(r.body) <= 20_000 for r in receiver.accepted)
+    assert not (tmp_path / "data" / "dead-letter" / "ship.ndjson").exists()

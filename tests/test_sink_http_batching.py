@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+
+import pytest
 
 from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.http import gzip_compress
+from logagent.sinks.compression import gzip_compressor, make_compressor, validate_level, zstd_compressor
+from logagent.sinks.http_protocol import protocol_for
 
 CTX = FileContext({"file": "/var/log/pods/ns_p_u/c/0.log", "source_type": "kubernetes_logs"})
 
@@ -62,11 +66,10 @@ def test_batcher_cuts_by_events_and_bytes_and_sends_oversized_events_alone():
 
 
 def test_bodies_are_ndjson_or_a_json_array():
-    for encoding, expected in [("ndjson", b'{"a":1}\n{"a":2}\n'), ("json", b'[{"a":1},{"a":2}]')]:
-        request = RequestBatch(0)
-        request.records = [b'{"a":1}', b'{"a":2}']
-        assert request.body(encoding) == expected
-        assert request.records == []  # freed while the body is in flight
+    parts = [b'{"a":', b'"x\\ny"}\n', b'{"a":2}', b"\n"]
+    for encoding, expected in [("ndjson", b'{"a":"x\\ny"}\n{"a":2}\n'), ("json", b'[{"a":"x\\ny"},{"a":2}]')]:
+        assert protocol_for(encoding).build_body(parts) == expected
+    assert protocol_for("ndjson").record(parts[:2]) == b'{"a":"x\\ny"}'
 
 
 def test_split_batch_is_released_after_its_last_part():
@@ -100,9 +103,70 @@ def test_a_request_holds_each_input_batch_once():
     assert log == ["first", "second"]
 
 
-def test_gzip_is_deterministic_so_retries_send_identical_bytes():
+def test_compression_is_deterministic_so_retries_send_identical_bytes():
     import gzip
 
+    import zstandard
+
     body = b'{"message":"x"}\n' * 100
-    assert gzip_compress(body) == gzip_compress(body)
-    assert gzip.decompress(gzip_compress(body)) == body
+    pieces = [body[:700], body[700:]]
+    for level in (1, 6):  # ISA-L and zlib
+        compress = gzip_compressor(level)
+        assert compress(pieces) == compress(pieces)
+        assert gzip.decompress(compress(pieces)) == body
+    compress = zstd_compressor(3)
+    assert compress(pieces) == compress(pieces)
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(compress(pieces)) == body
+    assert make_compressor("none") is None
+    assert len(make_compressor("zstd")(pieces)) < len(body) // 10  # the default level compresses
+
+
+def test_body_pieces_concatenate_to_the_body():
+    parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(10) for i in (0, 1)]
+    for encoding in ("ndjson", "json"):
+        protocol = protocol_for(encoding)
+        whole = protocol.build_body(parts)
+        for per_piece in (1, 3, 10, 11):
+            assert b"".join(protocol.body_pieces(parts, per_piece)) == whole
+        assert protocol.body_size(parts, sum(map(len, parts))) == len(whole)
+    assert json.loads(protocol_for("json").build_body(parts)) == [{"n": n} for n in range(10)]
+
+
+def test_compression_levels_are_checked_per_kind():
+    validate_level("gzip", 9)
+    validate_level("zstd", -7)
+    validate_level("none", None)
+    for kind, level, message in [
+        ("gzip", 10, "compression_level: gzip levels are 0..9, got 10"),
+        ("zstd", 23, "compression_level: zstd levels are -7..22, got 23"),
+        ("none", 1, "compression_level: only valid with compression gzip or zstd"),
+    ]:
+        with pytest.raises(ValueError) as error:
+            validate_level(kind, level)
+        assert str(error.value) == message
+
+
+def test_cuts_keep_every_record_in_order_within_both_limits():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        max_events, max_bytes = rng.randint(1, 12), rng.randint(20, 400)
+        batcher = LaneBatcher(0, max_events=max_events, max_bytes=max_bytes, dropped=Counter())
+        tracker = BatchTracker(Batch([], [], 0))
+        ready: list[RequestBatch] = []
+        sent: list[bytes] = []
+        for _ in range(rng.randint(1, 6)):
+            run = [LogEvent("m" * rng.randint(0, 80), "stdout", None, CTX) for _ in range(rng.randint(1, 30))]
+            sent += [encode_json(event) + b"\n" for event in run]
+            batcher.add(run, tracker, "k", ready, lambda: 1.0)
+        if batcher.current is not None:
+            ready.append(batcher.take())
+        records = []
+        for request in ready:
+            joined = [b"".join(request.parts[i : i + 2]) for i in range(0, len(request.parts), 2)]
+            assert len(joined) == request.events <= max_events
+            assert request.nbytes == sum(map(len, joined))
+            assert request.nbytes <= max_bytes or request.events == 1  # an oversized record goes alone
+            records += joined
+        assert records == sent

@@ -55,7 +55,7 @@ def test_defaults():
     config = convert({"type": "http", "inputs": ["a"], "uri": "http://127.0.0.1:9/x"})
     config.validate()
     assert (config.method, config.encoding, config.compression) == ("post", "ndjson", "none")
-    assert (config.batch.max_events, config.batch.max_bytes, config.batch.timeout_secs) == (1000, 1048576, 1.0)
+    assert (config.batch.max_events, config.batch.max_bytes, config.batch.timeout_secs) == (2000, 10_000_000, 1.0)
     assert (config.request.concurrency, config.request.timeout_secs) == (4, 30.0)
     assert config.retry.max_attempts is None
     assert config.auth is None
@@ -67,7 +67,7 @@ def test_defaults():
     [
         ({**FULL, "batch": {"max_event": 1}}, "max_event"),
         ({**FULL, "tls": {"verify_certificate": False}}, "verify_certificate"),
-        ({**FULL, "compression": "zstd"}, "compression"),
+        ({**FULL, "compression": "brotli"}, "compression"),
         ({**FULL, "method": "get"}, "method"),
     ],
 )
@@ -99,6 +99,9 @@ def test_unknown_or_bad_values_are_rejected(data, path):
         ({"auth": {"strategy": "basic", "user": "u", "token_file": "/t"}}, "auth.token_file: only valid"),
         ({"uri": "https://u:p@host/x"}, "uri: credentials in the URI conflict with auth"),
         ({"tls": {"key_file": "/k.pem"}}, "tls.key_file: needs tls.crt_file"),
+        ({"compression": "gzip", "compression_level": 12}, "compression_level: gzip levels are 0..9, got 12"),
+        ({"compression": "none", "compression_level": 3}, "compression_level: only valid with compression gzip"),
+        ({"dead_letter": {"max_bytes": 10}}, "dead_letter.max_bytes: must be at least 1024"),
     ],
 )
 def test_validate_names_the_key(changes, message):

@@ -124,6 +124,15 @@ CHECKPOINT_COUNTERS = (
      "write_errors"),
 )
 
+#: Counters only some sinks have (read when the attribute exists).
+SINK_OPTIONAL_COUNTERS = (
+    ("logagent_sink_capped_label_set_events",
+     "Records a loki sink sent with the overflow label set because max_label_sets was reached.",
+     "capped_label_set_events"),
+    ("logagent_sink_rejected_events",
+     "Records an OTLP receiver reported as rejected in partial_success (not sent again).", "rejected_events"),
+)
+
 KIND_COUNTERS = (
     ("logagent_kube_relists", "Full relists after the apiserver answered 410 Gone.", "relists"),
     ("logagent_kube_watch_restarts", "Watch streams that ended or broke and were started again.", "watch_restarts"),
@@ -296,7 +305,15 @@ class TopologyCollector(Collector):
             value = self._number(sink, "in_flight")
             if value is not None:
                 in_flight.add_metric([cid, kind], value)
-        return [requests, retries, dropped, in_flight]
+        families: list[Metric] = [requests, retries, dropped, in_flight]
+        for name, help, attr in SINK_OPTIONAL_COUNTERS:
+            family = CounterMetricFamily(name, help, labels=_COMPONENT)
+            for cid, sink in _mapping(self.topology, "sinks").items():
+                value = self._number(sink, attr, expected=False)
+                if value is not None:
+                    family.add_metric([cid, _kind(sink)], value)
+            families.append(family)
+        return families
 
     def _kube(self) -> list[Metric]:
         hub = getattr(self.topology, "hub", None)

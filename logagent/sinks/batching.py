@@ -14,15 +14,19 @@ and releases the batch when the last part is finished.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable
-from typing import Literal
+from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from logagent.acks import Batch
 from logagent.encoding import encode_json
 from logagent.event import LogEvent
 
-Encoding = Literal["ndjson", "json"]
+if TYPE_CHECKING:
+    from logagent.sinks.http_protocol import HttpProtocol
+
 
 
 def _sanitize(text: object) -> str | None:
@@ -53,6 +57,20 @@ def encode_record(event: LogEvent) -> bytes | None:
         return None
 
 
+def ordering_key(event: LogEvent) -> Hashable:
+    """Records with the same key are delivered in order: one container's log directory.
+
+    Keying by the directory rather than the file also keeps order across a
+    rotation (``0.log`` -> ``0.log.<date>``) and a container restart
+    (``0.log`` -> ``1.log``).
+    """
+    path = event.ctx.fields.get("file")
+    if isinstance(path, str):
+        directory = path.rpartition("/")[0]
+        return directory or path
+    return path
+
+
 class BatchTracker:
     """Releases an input batch when all requests holding its events are done."""
 
@@ -73,30 +91,28 @@ class BatchTracker:
 
 
 class RequestBatch:
-    """The encoded events of one HTTP request and what finishing it releases."""
+    """The encoded records of one HTTP request and what finishing it releases.
 
-    __slots__ = ("lane", "records", "events", "nbytes", "trackers", "keys", "attempts")
+    ``parts`` holds ``parts_per_record`` byte strings per record (see
+    :class:`~logagent.sinks.http_protocol.HttpProtocol`); they are kept until
+    the request is finished: a 413 splits them, a permanent rejection writes
+    them to the dead-letter file.
+    """
+
+    __slots__ = ("lane", "parts", "events", "nbytes", "trackers", "keys", "attempts")
 
     def __init__(self, lane: int) -> None:
         self.lane = lane
-        self.records: list[bytes] = []
-        #: number of events; stays when ``records`` is freed after the body is built
+        self.parts: list[bytes] = []
         self.events = 0
-        #: body size before compression, separators included
-        self.nbytes = 2
+        #: body size before compression
+        self.nbytes = 0
         self.trackers: list[BatchTracker] = []
         self.keys: dict[Hashable, int] = {}
         self.attempts = 0
 
     def __len__(self) -> int:
         return self.events
-
-    def body(self, encoding: Encoding) -> bytes:
-        """The request body; frees the records (a retry resends the same body)."""
-        records, self.records = self.records, []
-        if encoding == "ndjson":
-            return b"\n".join(records) + b"\n"
-        return b"[" + b",".join(records) + b"]"
 
     def finish(self) -> None:
         """Release this request's share of every input batch it holds."""
@@ -133,10 +149,26 @@ class KeyRouter:
 
 
 class LaneBatcher:
-    """Builds the requests of one lane by ``max_events`` and ``max_bytes``."""
+    """Builds the requests of one lane by ``max_events`` and ``max_bytes``.
 
-    def __init__(self, lane: int, max_events: int, max_bytes: int, dropped: Counter[str]) -> None:
+    Events arrive in runs of one file; a run is encoded in one call and, when
+    it fits the current request, appended whole (no work per record here).
+    """
+
+    def __init__(
+        self,
+        lane: int,
+        max_events: int,
+        max_bytes: int,
+        dropped: Counter[str],
+        protocol: HttpProtocol | None = None,
+    ) -> None:
+        if protocol is None:
+            from logagent.sinks.http_protocol import HttpProtocol
+
+            protocol = HttpProtocol()
         self.lane = lane
+        self.protocol = protocol
         #: events dropped because they cannot be encoded, by reason
         self.dropped = dropped
         self.max_events = max_events
@@ -158,35 +190,54 @@ class LaneBatcher:
         Returns how many events were not placed (unencodable, counted in
         ``dropped``): the caller's key accounting must not wait for them.
         """
-        request = self.current
-        skipped = 0
-        for event in events:
-            record = encode_record(event)
-            if record is None:
-                self.dropped["unencodable"] += 1
-                skipped += 1
-                continue
-            size = len(record) + 1
-            if request is not None and request.records and request.nbytes + size > self.max_bytes:
-                ready.append(request)
-                request = None
+        parts, skipped = self.protocol.encode(events)
+        if skipped:
+            self.dropped["unencodable"] += skipped
+        per = self.protocol.parts_per_record
+        count = len(parts) // per
+        rest = sum(map(len, parts))  # bytes of the records from ``start`` on
+        start = 0
+        while start < count:
+            request = self.current
             if request is None:
-                request = RequestBatch(self.lane)
+                request = self.current = RequestBatch(self.lane)
                 self.deadline = deadline()
+            if request.events + count - start <= self.max_events and request.nbytes + rest <= self.max_bytes:
+                end, taken = count, rest  # the common case: the rest of the run fits
+            else:
+                end, taken = self._cut(parts, start, count, request)
+                if end == start:  # nothing more fits: send it, the next request starts empty
+                    ready.append(request)
+                    self.current, self.deadline = None, None
+                    continue
+            request.parts += parts[start * per : end * per]
+            request.events += end - start
+            request.nbytes += taken
             if not request.trackers or request.trackers[-1] is not tracker:
                 request.trackers.append(tracker)
                 tracker.add_part()
-            request.records.append(record)
-            request.events += 1
-            request.nbytes += size
-            request.keys[key] = request.keys.get(key, 0) + 1
-            if request.events >= self.max_events:
+            request.keys[key] = request.keys.get(key, 0) + end - start
+            if request.events >= self.max_events or end < count:
                 ready.append(request)
-                request = None
-        self.current = request
-        if request is None:
-            self.deadline = None
+                self.current, self.deadline = None, None
+            start, rest = end, rest - taken
         return skipped
+
+    def _cut(self, parts: list[bytes], start: int, count: int, request: RequestBatch) -> tuple[int, int]:
+        """How many records from ``start`` fit the request (at least one if it is empty), and their size."""
+        per = self.protocol.parts_per_record
+        limit = min(count, start + self.max_events - request.events)
+        room = self.max_bytes - request.nbytes
+        size = sum(map(len, parts[start * per : limit * per]))
+        if size <= room:  # only the event count cuts: no sizes per record needed
+            return limit, size
+        sizes = list(map(len, parts[start * per : limit * per]))
+        record_sizes = sizes if per == 1 else [sum(sizes[i : i + per]) for i in range(0, len(sizes), per)]
+        cumulative = list(accumulate(record_sizes))
+        fit = bisect_right(cumulative, room)
+        if fit == 0 and not request.events:
+            fit = 1  # a record larger than max_bytes goes alone
+        return start + fit, cumulative[fit - 1] if fit else 0
 
     def take(self) -> RequestBatch | None:
         """The partial request, to send it now (timeout or shutdown)."""

@@ -1,0 +1,132 @@
+"""Shipping to the backends: elasticsearch, loki and opentelemetry sinks beside the ``http`` ndjson sink.
+
+Run from the repository root::
+
+    .venv/bin/python -m benchmarks backends [--lines 200000] [--runs 3]
+
+The CRI tree of ``throughput.py`` (20 pod files, enrichment from an offline
+snapshot) is shipped by ``logagent run --once`` four ways, interleaved in
+every run: the ``http`` sink (ndjson, to ``tests.receiver``) and each backend
+sink to ``tests.backend_receivers`` of its kind (an Elasticsearch-like
+``_bulk`` answer with one item per record, Loki's 204, an OTLP
+``ExportLogsServiceResponse``), each receiver its own process. Compression
+off everywhere. The figure is lines per agent CPU-second (start-up
+subtracted), as a ratio to the ``http`` ndjson sink of the same run; the
+receivers' record counts are checked. Medians of ``--runs`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.http_ship import free_port, run_one
+from benchmarks.throughput import NODE, PYTHON, REPO, Measured, median, pod_objects, pod_specs, table, write_tree
+
+SINKS = {
+    "http ndjson": ("tests.receiver", [], "sinks:\n  out: {{type: http, inputs: [pods], uri: '{base}/logs'}}\n"),
+    "elasticsearch": ("tests.backend_receivers", ["--kind", "elasticsearch"],
+                      "sinks:\n  out: {{type: elasticsearch, inputs: [pods], endpoints: ['{base}'],"
+                      " bulk: {{index: 'logs-{{{{ kubernetes.pod_namespace }}}}-%Y.%m.%d'}}}}\n"),
+    "loki": ("tests.backend_receivers", ["--kind", "loki"],
+             "sinks:\n  out: {{type: loki, inputs: [pods], endpoint: '{base}',"
+             " labels: {{namespace: '{{{{ kubernetes.pod_namespace }}}}', container: '{{{{ kubernetes.container_name }}}}'}}}}\n"),
+    "opentelemetry": ("tests.backend_receivers", ["--kind", "opentelemetry"],
+                      "sinks:\n  out: {{type: opentelemetry, inputs: [pods], uri: '{base}/v1/logs'}}\n"),
+}
+
+
+class Receiver:
+    def __init__(self, workdir: Path, name: str, module: str, args: list[str]) -> None:
+        self.port = free_port()
+        self.out_path = workdir / f"receiver-{name.replace(' ', '-')}.out"
+        self._out = open(self.out_path, "wb")
+        self.proc = subprocess.Popen([PYTHON, "-m", module, "--port", str(self.port), "--interval", "0.2", *args],
+                                     cwd=REPO, stdout=self._out, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while b"listening on" not in self.out_path.read_bytes():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"the {name} receiver did not start")
+            time.sleep(0.05)
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def wait_for(self, total: int, timeout: float = 20.0) -> int:
+        deadline = time.monotonic() + timeout
+        while True:
+            counts = re.findall(rb"records=(\d+)", self.out_path.read_bytes())
+            seen = int(counts[-1]) if counts else 0
+            if seen >= total or time.monotonic() > deadline:
+                return seen
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._out.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    from apiserver_emulator.objects import make_namespace, make_node
+
+    workdir = Path(tempfile.mkdtemp(prefix="logagent-backends-"))
+    specs = pod_specs()
+    receivers: dict[str, Receiver] = {}
+    try:
+        tree, small = workdir / "pods", workdir / "pods-startup"
+        records = sum(write_tree(tree, specs, args.lines // len(specs)).values())
+        write_tree(small, specs, 5)
+        items = [make_namespace(ns, labels={"team": "platform"}) for ns in sorted({s.namespace for s in specs})]
+        items += [make_node(NODE)] + pod_objects(specs)
+        snapshot = workdir / "cluster.json"
+        snapshot.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": items}))
+        receivers = {name: Receiver(workdir, name, module, extra) for name, (module, extra, _) in SINKS.items()}
+        results: dict[str, list[Measured]] = {name: [] for name in SINKS}
+        startup: list[Measured] = []
+        for i in range(args.runs):
+            startup.append(run_one(workdir, small, snapshot, "sinks:\n  out: {type: console, inputs: [pods]}\n", f"s{i}"))
+            for index, (name, (_, _, template)) in enumerate(SINKS.items()):
+                pipeline = template.format(base=receivers[name].base)
+                results[name].append(run_one(workdir, tree, snapshot, pipeline, f"{i}-{index}"))
+                seen = receivers[name].wait_for(records * (i + 1))
+                if seen != records * (i + 1):
+                    raise RuntimeError(f"{name}: receiver counted {seen} records, expected {records * (i + 1)}")
+                m = results[name][-1]
+                print(f"run {i + 1} {name}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu", file=sys.stderr)
+    finally:
+        for receiver in receivers.values():
+            receiver.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    cpu_s = median([m.cpu for m in startup])
+    rows = []
+    baseline = None
+    for name, ms in results.items():
+        per_cpu = [records / max(m.cpu - cpu_s, 1e-9) for m in ms]
+        rate = median(per_cpu)
+        baseline = baseline or rate
+        ratios = [p / b for p, b in zip(per_cpu, [records / max(m.cpu - cpu_s, 1e-9) for m in results["http ndjson"]])]
+        rows.append([name, median([m.cpu for m in ms]), rate, f"{rate / baseline:.2f}",
+                     " ".join(f"{r:.2f}" for r in ratios)])
+    print(f"## Backend sinks: {records:,} records (20 files, enriched, no compression); medians of {args.runs} runs\n")
+    print(table(["sink", "agent CPU s", "lines/CPU-s (steady)", "vs http ndjson", "per-run ratios"], rows))
+    print(f"\nagent start-up subtracted: {cpu_s:.2f} s CPU; every record counted by its receiver")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

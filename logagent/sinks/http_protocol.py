@@ -1,0 +1,136 @@
+"""What a protocol-specific HTTP sink supplies; the ``http`` sink's own ndjson/json.
+
+The HTTP machinery (batching into lanes, compression, retries, 413 splitting,
+dead-lettering, acknowledgements) lives in :mod:`logagent.sinks.http`. A sink
+that speaks a particular API (Elasticsearch bulk, Loki push, OTLP) gives it an
+:class:`HttpProtocol`: how events become pre-encoded records, how a request
+body is built from them, and, for APIs that answer per record inside a 2xx,
+which records were delivered, are worth retrying, or go to the dead-letter
+file.
+
+Records travel as a flat list of byte strings, ``parts_per_record`` of them per
+record, so that the parts a file shares (its pre-encoded metadata) are
+referenced rather than copied per record, and a body is one join.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from logagent.encoding import encode_ndjson_parts
+from logagent.event import LogEvent
+from logagent.sinks.batching import encode_record
+
+
+@dataclass
+class Outcome:
+    """Per-record result of a 2xx answer: indices of records in the request part.
+
+    Records in neither list were delivered.
+    """
+
+    #: records to send again (after a backoff), in a request of their own
+    retry: list[int] = field(default_factory=list)
+    #: records rejected for good, with the reason written to the dead-letter file
+    dead_letter: list[tuple[int, str]] = field(default_factory=list)
+
+
+class HttpProtocol:
+    """The base protocol: each record one JSON object, ndjson body, any 2xx delivers all.
+
+    A record is two parts: its JSON object and its line end (the JSON object
+    may itself be split where a file's shared fields end). Subclasses override
+    what their API needs. ``body_pieces`` may run in a worker thread: it must
+    only read ``parts`` (and immutable state).
+    """
+
+    content_type = "application/x-ndjson"
+    parts_per_record = 2
+    #: read the whole answer of a 2xx and give it to ``interpret``
+    reads_answer = False
+
+    def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        """The parts of the events that can be encoded, and how many could not.
+
+        One call per run of events of one file: the common case costs one
+        pass in :func:`logagent.encoding.encode_ndjson_parts`; a run holding an
+        event that cannot be encoded as it is (lone surrogates from invalid
+        UTF-8) is encoded event by event, with U+FFFD replacements.
+        """
+        try:
+            parts = encode_ndjson_parts(events)
+        except (UnicodeEncodeError, TypeError, ValueError):
+            parts = None
+        if parts is not None and len(parts) == 2 * len(events):
+            return parts, 0
+        parts = []
+        skipped = 0
+        for event in events:
+            record = encode_record(event)
+            if record is None:
+                skipped += 1
+            else:
+                parts += (record, b"\n")
+        return parts, skipped
+
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        """The request body of the records in ``parts``, in pieces of about ``records_per_piece`` records.
+
+        The body is the concatenation of the pieces. A compressor consumes
+        them one by one, so an uncompressed body of many megabytes never
+        exists at once; uncompressed, the body is asked for as one piece.
+        """
+        step = records_per_piece * self.parts_per_record
+        for start in range(0, len(parts), step):
+            yield b"".join(parts[start : start + step])
+
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        """The exact body length for records of ``nbytes`` bytes in all, if known without building it.
+
+        When known, a large uncompressed body is streamed piece by piece
+        rather than built whole. None (the default for protocols) builds it.
+        """
+        return None
+
+    def build_body(self, parts: Sequence[bytes]) -> bytes:
+        """The whole body as one byte string."""
+        return b"".join(self.body_pieces(parts, len(parts)))
+
+    def record(self, parts: Sequence[bytes]) -> bytes:
+        """One record's JSON (its parts), as written to the dead-letter file."""
+        return b"".join(parts).rstrip(b"\n")
+
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
+        """The per-record outcome of a 2xx answer to the records of ``parts``; None: all delivered."""
+        return None
+
+
+class NdjsonProtocol(HttpProtocol):
+    """The ``http`` sink's ndjson: the body is the parts as they are."""
+
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        return nbytes
+
+
+class JsonArrayProtocol(HttpProtocol):
+    """The records as one JSON array."""
+
+    content_type = "application/json"
+
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        return nbytes + 1  # "[" and "]", and one separator fewer than line ends
+
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        # Compact JSON never holds a raw line feed (strings escape it), so the
+        # line ends are exactly the places of the separators.
+        opening = b"["
+        for lines in super().body_pieces(parts, records_per_piece):
+            yield opening + lines[:-1].replace(b"\n", b",")
+            opening = b","
+        yield b"]"
+
+
+def protocol_for(encoding: str) -> HttpProtocol:
+    """The generic sink's protocol for its ``encoding`` option."""
+    return JsonArrayProtocol() if encoding == "json" else NdjsonProtocol()
