@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "throughput": ("benchmarks.throughput", "lines per second through the pipeline"),
     "latency": ("benchmarks.latency", "time from a line written to the line delivered"),
     "http": ("benchmarks.http_ship", "shipping to an HTTP endpoint"),
+    "multiline": ("benchmarks.multiline", "cost of multiline mode auto on lines without traces vs mode none"),
 }
 
 

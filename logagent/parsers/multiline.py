@@ -91,16 +91,22 @@ class MultilineGrouper:
         """Whether some group is still open (its chunks must not be acknowledged yet)."""
         return bool(self._open)
 
-    def feed(self, events: list[LogEvent], ctx: FileContext, now: float, *, plain: bool = False) -> list[LogEvent]:
+    def feed(
+        self, events: list[LogEvent], ctx: FileContext, now: float, *, plain: bool | None = None
+    ) -> list[LogEvent]:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
-        ``plain``: the caller knows that no message in ``events`` is empty or
-        begins with whitespace. With a machine whose multiline groups always
-        contain such a line, only the last record of each stream can then
-        open a group, and only those are looked at.
+        ``plain``: whether no message in ``events`` is empty or begins with
+        whitespace (None: not known, the grouper looks). With a machine whose
+        multiline groups always contain such a line, only the last record of
+        each stream of a plain batch can open a group, and only those are
+        looked at: lines without traces cost next to nothing.
         """
-        if plain and not self._open and self.machine.indent_only:
-            return self._feed_plain(events, now)
+        if not self._open and self.machine.indent_only:
+            if plain is None:
+                plain = not any_indented(events)
+            if plain:
+                return self._feed_plain(events, now)
         out: list[LogEvent] = []
         for event in events:
             self._take(event, ctx, now, out)
@@ -223,6 +229,15 @@ def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
     if event.ctx is ctx:
         return event
     return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
+
+
+def any_indented(events: Sequence[LogEvent]) -> bool:
+    """Whether some message is empty or begins with whitespace."""
+    for event in events:
+        message = event.message
+        if not message or message[0].isspace():
+            return True
+    return False
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

@@ -212,12 +212,12 @@ class KubernetesLogsSource:
         events: list[LogEvent] | None = None
         if chunk.block is not None:
             events = parser.feed_block(chunk.block, ctx)
-        plain = events is not None and parser.indented == indented
+        plain = (parser.indented == indented) if events is not None else None
         parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
         if chunk.eof:
             parsed += parser.flush()
         if parsed:
-            plain = False
+            plain = None
             made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
             events = events + made if events else made
         self.events_in += parser.lines_in - lines_in
