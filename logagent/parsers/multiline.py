@@ -18,6 +18,7 @@ chunks read since, so a checkpoint never lands inside an undelivered group.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
 from logagent.parsers.multiline_machine import Active, Machine
@@ -25,6 +26,8 @@ from logagent.parsers.multiline_machine import Active, Machine
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
 DEFAULT_MAX_BYTES = 131072
+
+_STREAM = attrgetter("stream")
 
 
 class MultilineStats:
@@ -102,11 +105,12 @@ class MultilineGrouper:
         each stream of a plain batch can open a group, and only those are
         looked at: lines without traces cost next to nothing.
         """
-        if not self._open and self.machine.indent_only:
+        lead = self.machine.lead
+        if lead is not None and not self._open:
             if plain is None:
                 plain = not any_indented(events)
             if plain:
-                return self._feed_plain(events, now)
+                return self._feed_plain(events, lead, ctx, now)
         out: list[LogEvent] = []
         for event in events:
             self._take(event, ctx, now, out)
@@ -136,26 +140,28 @@ class MultilineGrouper:
 
     # -- per record ----------------------------------------------------------------
 
-    def _feed_plain(self, events: list[LogEvent], now: float) -> list[LogEvent]:
-        start = self.machine.start
-        streams_seen: set[str | None] = set()
-        held: list[int] = []
-        for index in range(len(events) - 1, -1, -1):
-            event = events[index]
-            if event.stream in streams_seen:
-                continue
-            streams_seen.add(event.stream)
-            active = start(event.message)
-            if active is not None:
-                self._open_group(active, event, now)
-                held.append(index)
-            if len(streams_seen) == 2:
-                break
-        if not held:
+    def _feed_plain(self, events: list[LogEvent], lead: int, ctx: FileContext, now: float) -> list[LogEvent]:
+        """A batch without indented lines: only the last ``lead`` records of each stream can begin a group."""
+        streams = list(map(_STREAM, events))
+        count = len(streams)
+        backwards = streams[::-1]
+        tail: list[int] = []
+        for stream in set(backwards):
+            found = -1
+            for _ in range(lead):
+                try:
+                    found = backwards.index(stream, found + 1)
+                except ValueError:
+                    break
+                tail.append(count - 1 - found)
+        start_any = self.machine.start_any
+        if not any(start_any(events[index].message) for index in tail):
             return events
-        out = list(events)
-        for index in held:  # descending, so the indexes stay valid
-            del out[index]
+        tail.sort()
+        held = set(tail)
+        out = [event for index, event in enumerate(events) if index not in held]
+        for index in tail:
+            self._take(events[index], ctx, now, out)
         return out
 
     def _take(self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent]) -> None:

@@ -70,7 +70,7 @@ Active = tuple[int, ...]
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("start_any", "starts", "states", "indent_only")
+    __slots__ = ("start_any", "starts", "states", "lead")
 
     def __init__(
         self,
@@ -78,16 +78,17 @@ class Machine:
         starts: Sequence[Rule],
         states: Sequence[Sequence[Rule]],
         *,
-        indent_only: bool,
+        lead: int | None,
     ) -> None:
         #: one search over every start rule at once: the cheap rejection
         self.start_any = start_any
         self.starts = tuple(starts)
         self.states = tuple(tuple(rules) for rules in states)
-        #: every group of two lines or more contains a line that is empty or
-        #: begins with whitespace: a batch without such a line can only open
-        #: groups with its last line of each stream (see MultilineGrouper)
-        self.indent_only = indent_only
+        #: when not None: a group of two lines or more has an empty or indented
+        #: line among its first ``lead + 1`` lines. In a batch without such
+        #: lines, only the last ``lead`` records of each stream can then begin
+        #: a group (see MultilineGrouper.feed); None: no such promise
+        self.lead = lead
 
     def start(self, line: str) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none."""
@@ -139,7 +140,7 @@ def pattern_machine(
         rules = [Rule(condition, OPEN, negate=True)]
     else:  # halt_with
         rules = [Rule(condition, OPEN, negate=True), Rule(condition, DONE)]
-    return Machine(start, [Rule(start, OPEN)], [rules], indent_only=False)
+    return Machine(start, [Rule(start, OPEN)], [rules], lead=None)
 
 
 def compile_builtin(pattern: str) -> Search:

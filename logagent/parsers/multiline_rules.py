@@ -28,8 +28,12 @@ _BLANK = r"^\s*$"
 _EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
 _AT_FRAME = r"^\s+at \S"
 
-#: name -> (start rules, {state: rules}); a rule is (regex, target state[, TENTATIVE])
-Table = tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]]]
+#: name -> (start rules, {state: rules}, lead); a rule is (regex, target state[, TENTATIVE]).
+#: ``lead``: how many lines a trace may begin with before its first empty or
+#: indented line (see Machine.lead); a trace that does not keep to it is still
+#: grouped when it arrives in a batch with some indented line, which any longer
+#: trace does, but may not be when its lines arrive on their own.
+Table = tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]], int]
 
 LANGUAGES: dict[str, Table] = {
     "java": (
@@ -41,6 +45,7 @@ LANGUAGES: dict[str, Table] = {
                 (r"^\s+\.\.\. \d+ (?:more|common frames omitted)$", "frames"),
             ],
         },
+        3,  # exception, up to two causes without frames
     ),
     "python": (
         [
@@ -61,6 +66,7 @@ LANGUAGES: dict[str, Table] = {
             ],
             "chained": [(_BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "traceback")],
         },
+        1,
     ),
     "go": (
         [(r"^(?:panic|fatal error): ", "head")],
@@ -86,6 +92,7 @@ LANGUAGES: dict[str, Table] = {
                 (r"^exit status \d+$", END),
             ],
         },
+        2,  # panic, [signal ...]
     ),
     "ruby": (
         [
@@ -101,6 +108,7 @@ LANGUAGES: dict[str, Table] = {
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
             ],
         },
+        1,
     ),
     "nodejs": (
         [
@@ -121,6 +129,7 @@ LANGUAGES: dict[str, Table] = {
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
+        2,  # file:line, source line
     ),
     "dotnet": (
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
@@ -131,6 +140,7 @@ LANGUAGES: dict[str, Table] = {
                 (r"^\s*--- End of .*---$", "frames"),
             ],
         },
+        1,
     ),
 }
 
@@ -164,7 +174,8 @@ def _build(languages: tuple[str, ...]) -> Machine:
     for (name, state), number in index.items():
         states[number] = [rule(name, spec) for spec in LANGUAGES[name][1][state]]
     start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name][0])
-    return Machine(_any_of(list(start_patterns)), starts, states, indent_only=True)
+    lead = max(LANGUAGES[name][2] for name in languages)
+    return Machine(_any_of(list(start_patterns)), starts, states, lead=lead)
 
 
 def _any_of(patterns: list[str]) -> Search:

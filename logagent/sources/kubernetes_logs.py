@@ -240,7 +240,7 @@ class KubernetesLogsSource:
         if (current.machine if current is not None else None) is machine:
             return []
         state.grouper = self.multiline.grouper(machine) if machine is not None else None
-        state.parser.count_indented = machine is not None and machine.indent_only
+        state.parser.count_indented = machine is not None and machine.lead is not None
         return current.flush(ctx) if current is not None else []
 
     def _batch(
