@@ -175,7 +175,7 @@ class KubernetesLogsSource:
                     continue
                 events = grouper.expire(now, state.ctx)
                 if events:
-                    batch = self._batch(state, events, [], sum(len(event.message) for event in events), state.ctx)
+                    batch = self._batch(state, events, None, sum(len(event.message) for event in events), state.ctx)
                     if batch is not None:
                         async with self._emit_lock:
                             await emit(batch)
