@@ -147,3 +147,21 @@ def test_pod_annotation_chooses_and_changes_the_grouping(tmp_path: Path) -> None
     state_pod["pod"] = PodMeta(uid="u1", name="api-0", namespace="shop", resource_version="1", labels={}, annotations={})
     assert deliver(src._process(chunk(acks, [cri("stderr", "plain again")]))) == ["\n".join(lines), "plain again"]
     assert sorted(acks.done) == [0, 1, 2]
+
+
+def test_a_group_open_past_the_held_bytes_cap_goes_out_with_its_acks(tmp_path: Path, monkeypatch) -> None:
+    """Reading must not stall behind an open group: past MAX_HELD_BYTES it is emitted as it is."""
+    import logagent.sources.kubernetes_logs as module
+
+    monkeypatch.setattr(module, "MAX_HELD_BYTES", 2000)
+    src = source(tmp_path, mode="auto")
+    acks = Acks()
+    lines = trace_lines("java.txt")[:10]
+    assert deliver(src._process(chunk(acks, [cri("stderr", line) for line in lines[:3]]))) == []
+    chatter = [cri("stdout", f"stdout line {i:04d} " + "x" * 60) for i in range(30)]
+    out = deliver(src._process(chunk(acks, chatter)))
+    assert out[-1] == "\n".join(lines[:3]) and len(out) == 31
+    assert sorted(acks.done) == [0, 1] and src.multiline_splits == 1
+    rest = [cri("stderr", line) for line in lines[3:]] + [cri("stderr", "x")]
+    assert deliver(src._process(chunk(acks, rest))) == ["\n".join(lines[3:]), "x"]  # the rest, as one record
+    assert sorted(acks.done) == [0, 1, 2]

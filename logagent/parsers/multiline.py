@@ -122,8 +122,9 @@ class MultilineGrouper:
         for stream, group in list(self._open.items()):
             if now - group.last >= self.timeout:
                 del self._open[stream]
-                self.stats.timeouts += 1
-                self._finish(group, ctx, out)
+                if group.lines or group.tentative:
+                    self.stats.timeouts += 1
+                    self._finish(group, ctx, out)
         return out
 
     def flush(self, ctx: FileContext) -> list[LogEvent]:
@@ -132,6 +133,18 @@ class MultilineGrouper:
         for group in self._open.values():
             self._finish(group, ctx, out)
         self._open.clear()
+        return out
+
+    def cut(self, ctx: FileContext) -> list[LogEvent]:
+        """Emit what the open groups hold; they stay open, so their next lines form the next record.
+
+        Counted in ``stats.splits``, as a cap would be.
+        """
+        out: list[LogEvent] = []
+        for stream, group in list(self._open.items()):
+            self._finish(group, ctx, out)
+            self._open[stream] = _Group(group.active, group.last)
+            self.stats.splits += 1
         return out
 
     def discard(self) -> None:

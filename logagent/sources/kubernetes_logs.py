@@ -251,11 +251,16 @@ class KubernetesLogsSource:
 
         While a partial line or a multiline group is unfinished, each chunk's
         ack gets an extra reference, held until the batch that carries the
-        finished record (or until MAX_HELD_BYTES: a group must not stall reading).
+        finished record. Past MAX_HELD_BYTES (reading must not stall), what
+        open multiline groups hold goes out (their next lines form the next
+        record) and the acks are let go.
         """
         grouper = state.grouper
+        over = state.held_bytes + nbytes > MAX_HELD_BYTES
+        if over and grouper is not None and grouper.open and not force:
+            events = events + grouper.cut(ctx)
         unfinished = state.parser.pending_bytes() or (grouper is not None and grouper.open)
-        hold = unfinished and not force and state.held_bytes + nbytes <= MAX_HELD_BYTES
+        hold = unfinished and not force and not over
         acks: list[AckGroup] = []
         if ack is not None:
             if hold:
