@@ -218,6 +218,18 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                 assert by_stream(got, stream) == by_stream(reference, stream), batch
 
 
+def test_shortcut_finds_the_other_streams_last_record_far_back() -> None:
+    py = trace_lines("python_chained.txt")
+    for where in (0, 3, 150):
+        batch = [LogEvent(f"GET /{i} 200", "stdout", f"o{i}", CTX) for i in range(200)]
+        batch.insert(where, LogEvent(py[0], "stderr", "e0", CTX))
+        g = grouper()
+        out = g.feed(batch, CTX, 0.0)
+        assert len(out) == 200 and g.open, where
+        rest = g.feed(events(py[1:]) + [LogEvent("next", "stderr", "e9", CTX)], CTX, 0.0)
+        assert [e.message for e in rest] == ["\n".join(py), "next"]
+
+
 def by_stream(out: list[LogEvent], stream: str) -> list[tuple[str, str | None]]:
     return [(e.message, e.timestamp) for e in out if e.stream == stream]
 

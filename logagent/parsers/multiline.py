@@ -100,21 +100,24 @@ class MultilineGrouper:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
         ``plain``: whether no message in ``events`` is empty or begins with
-        whitespace (None: not known, the grouper looks). With a machine whose
-        multiline groups always contain such a line, only the last record of
-        each stream of a plain batch can open a group, and only those are
-        looked at: lines without traces cost next to nothing.
+        whitespace (None: not known, the grouper looks). With a machine that
+        has a ``lead``, only the last ``lead`` records of each stream of a
+        plain batch can begin a group (once no group is open), and only those
+        are looked at: lines without traces cost next to nothing.
         """
-        lead = self.machine.lead
-        if lead is not None and not self._open:
-            if plain is None:
-                plain = not any_indented(events)
-            if plain:
-                return self._feed_plain(events, lead, ctx, now)
         out: list[LogEvent] = []
-        for event in events:
-            self._take(event, ctx, now, out)
-        return out
+        lead = self.machine.lead
+        if lead is None or not (plain if plain is not None else not any_indented(events)):
+            for event in events:
+                self._take(event, ctx, now, out)
+            return out
+        taken = 0
+        while self._open and taken < len(events):
+            self._take(events[taken], ctx, now, out)
+            taken += 1
+        if not taken:
+            return self._feed_plain(events, lead, ctx, now)
+        return out + self._feed_plain(events[taken:], lead, ctx, now) if taken < len(events) else out
 
     def expire(self, now: float, ctx: FileContext) -> list[LogEvent]:
         """Emit the groups no line joined for ``timeout_ms``."""
@@ -155,25 +158,13 @@ class MultilineGrouper:
 
     def _feed_plain(self, events: list[LogEvent], lead: int, ctx: FileContext, now: float) -> list[LogEvent]:
         """A batch without indented lines: only the last ``lead`` records of each stream can begin a group."""
-        streams = list(map(_STREAM, events))
-        count = len(streams)
-        backwards = streams[::-1]
-        tail: list[int] = []
-        for stream in set(backwards):
-            found = -1
-            for _ in range(lead):
-                try:
-                    found = backwards.index(stream, found + 1)
-                except ValueError:
-                    break
-                tail.append(count - 1 - found)
+        tail = _stream_tails(events, lead)
         start_any = self.machine.start_any
         if not any(start_any(events[index].message) for index in tail):
             return events
-        tail.sort()
         held = set(tail)
         out = [event for index, event in enumerate(events) if index not in held]
-        for index in tail:
+        for index in sorted(tail):
             self._take(events[index], ctx, now, out)
         return out
 
@@ -248,6 +239,39 @@ def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
     if event.ctx is ctx:
         return event
     return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
+
+
+#: how far back the last records of both streams are looked for one by one
+_NEAR = 64
+
+
+def _stream_tails(events: list[LogEvent], lead: int) -> list[int]:
+    """Indexes of the last ``lead`` records of each stream in ``events``."""
+    count = len(events)
+    seen: dict[str | None, int] = {}
+    tail: list[int] = []
+    for index in range(count - 1, max(count - _NEAR, 0) - 1, -1):
+        stream = events[index].stream
+        found = seen.get(stream, 0)
+        if found < lead:
+            seen[stream] = found + 1
+            tail.append(index)
+            if len(tail) == 2 * lead:  # both streams (stdout, stderr) complete: the usual case
+                return tail
+    if count <= _NEAR:
+        return tail
+    # One stream, or the other one only further back: look at the whole batch in C.
+    rest = count - _NEAR
+    backwards = list(map(_STREAM, events[:rest]))[::-1]
+    for stream in set(backwards):
+        position = -1
+        for _ in range(lead - seen.get(stream, 0)):
+            try:
+                position = backwards.index(stream, position + 1)
+            except ValueError:
+                break
+            tail.append(rest - 1 - position)
+    return tail
 
 
 def any_indented(events: Sequence[LogEvent]) -> bool:
