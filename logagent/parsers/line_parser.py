@@ -71,10 +71,10 @@ class LineParser:
         if max_merged_line_bytes < 1:
             raise ValueError(f"max_merged_line_bytes must be at least 1, got {max_merged_line_bytes}")
         self.format: str | None = None
-        #: ``feed_block`` counts the records it makes whose message is empty or
-        #: begins with whitespace in ``indented`` (only those can continue a stack trace)
+        #: ``feed_block`` lists the records it made whose message is empty or
+        #: begins with whitespace in ``indented`` (multiline grouping wants them)
         self.count_indented = False
-        self.indented = 0
+        self.indented: list[LogEvent] = []
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -144,7 +144,10 @@ class LineParser:
         except UnicodeDecodeError:
             return None
         streams = _STR_STREAMS
-        lines = _CRI_ANY_PLAIN_LINE if self.count_indented else _CRI_ANY_LINE
+        lines = _CRI_ANY_LINE
+        if self.count_indented:
+            lines = _CRI_ANY_PLAIN_LINE
+            self.indented = []
         every = lines.findall(text)  # one tuple per line, empty ones too
         self.lines_in += len(every)
         pending = self._merger.pending
@@ -165,9 +168,10 @@ class LineParser:
         if not out:
             return None
         message, stream, timestamp, truncated = out[0]
+        event = LogEvent(message, stream, timestamp, ctx, truncated)
         if self.count_indented and (not message or message[0].isspace()):
-            self.indented += 1
-        return LogEvent(message, stream, timestamp, ctx, truncated)
+            self.indented.append(event)
+        return event
 
     # -- detection -----------------------------------------------------------
 

@@ -95,29 +95,46 @@ class MultilineGrouper:
         return bool(self._open)
 
     def feed(
-        self, events: list[LogEvent], ctx: FileContext, now: float, *, plain: bool | None = None
+        self, events: list[LogEvent], ctx: FileContext, now: float, *, indented: Sequence[LogEvent] | None = None
     ) -> list[LogEvent]:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
-        ``plain``: whether no message in ``events`` is empty or begins with
-        whitespace (None: not known, the grouper looks). With a machine that
-        has a ``lead``, only the last ``lead`` records of each stream of a
-        plain batch can begin a group (once no group is open), and only those
-        are looked at: lines without traces cost next to nothing.
+        ``indented``: the records of ``events`` whose message is empty or
+        begins with whitespace, in order (None: not known, the grouper looks).
+        With a machine that has a ``lead``, a record further than ``lead``
+        records of its stream before the next indented one (or the end) can
+        only begin a group if it is among the last ``lead`` of its stream in a
+        stretch without indented records: only those are looked at, so lines
+        without traces cost next to nothing, and traces cost only their lines.
         """
-        out: list[LogEvent] = []
         lead = self.machine.lead
-        if lead is None or not (plain if plain is not None else not any_indented(events)):
+        out: list[LogEvent] = []
+        if lead is None:
             for event in events:
                 self._take(event, ctx, now, out)
             return out
-        taken = 0
-        while self._open and taken < len(events):
-            self._take(events[taken], ctx, now, out)
-            taken += 1
-        if not taken:
-            return self._feed_plain(events, lead, ctx, now)
-        return out + self._feed_plain(events[taken:], lead, ctx, now) if taken < len(events) else out
+        done, count = 0, len(events)
+        for position in _positions(events, indented):
+            if position < done:
+                continue
+            if not self._open:
+                window = _window_start(events, position, lead, done)
+                if window > done:
+                    out += self._feed_plain(events[done:window], lead, ctx, now)
+                    done = window
+            # through the indented record, and on while a group is open
+            while done < count and (done <= position or self._open):
+                self._take(events[done], ctx, now, out)
+                done += 1
+        while done < count and self._open:
+            self._take(events[done], ctx, now, out)
+            done += 1
+        if done < count:
+            rest = self._feed_plain(events[done:] if done else events, lead, ctx, now)
+            if not out:
+                return rest
+            out += rest
+        return out
 
     def expire(self, now: float, ctx: FileContext) -> list[LogEvent]:
         """Emit the groups no line joined for ``timeout_ms``."""
@@ -177,7 +194,13 @@ class MultilineGrouper:
                 self._join(group, event, step, ctx, now, out)
                 return
             del self._open[stream]
+            pending, group.tentative = group.tentative, []
             self._finish(group, ctx, out)
+            if pending:  # lines that did not join may begin a group themselves
+                for line in pending:
+                    self._take(line, ctx, now, out)
+                self._take(event, ctx, now, out)
+                return
         active = self.machine.start(event.message)
         if active is None:
             out.append(event)
@@ -274,13 +297,28 @@ def _stream_tails(events: list[LogEvent], lead: int) -> list[int]:
     return tail
 
 
-def any_indented(events: Sequence[LogEvent]) -> bool:
-    """Whether some message is empty or begins with whitespace."""
-    for event in events:
-        message = event.message
-        if not message or message[0].isspace():
-            return True
-    return False
+def _positions(events: list[LogEvent], indented: Sequence[LogEvent] | None) -> list[int]:
+    """Indexes of the records whose message is empty or begins with whitespace."""
+    if indented is None:
+        return [index for index, event in enumerate(events) if not event.message or event.message[0].isspace()]
+    positions: list[int] = []
+    index = -1
+    for event in indented:
+        index = events.index(event, index + 1)  # by identity, scanning in C
+        positions.append(index)
+    return positions
+
+
+def _window_start(events: list[LogEvent], position: int, lead: int, done: int) -> int:
+    """The earliest index, not before ``done``, where a group holding ``events[position]`` can begin."""
+    stream = events[position].stream
+    seen = 0
+    for index in range(position - 1, done - 1, -1):
+        if events[index].stream == stream:
+            seen += 1
+            if seen == lead:
+                return index
+    return done
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

@@ -37,22 +37,24 @@ Table = tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]], int]
 
 LANGUAGES: dict[str, Table] = {
     "java": (
-        [(_EXCEPTION, "frames")],
+        [(_EXCEPTION, "exception")],
         {
+            "exception": [(_AT_FRAME, "frames")],  # a trace has a frame before any cause
             "frames": [
                 (_AT_FRAME, "frames"),
                 (r"^\s*(?:Caused by|Suppressed): \S", "frames"),
                 (r"^\s+\.\.\. \d+ (?:more|common frames omitted)$", "frames"),
             ],
         },
-        3,  # exception, up to two causes without frames
+        1,
     ),
     "python": (
         [
-            (r"^Traceback \(most recent call last\):$", "traceback"),
-            (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "traceback"),
+            (r"^Traceback \(most recent call last\):$", "first"),
+            (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "first"),
         ],
         {
+            "first": [(r"^\s+\S", "traceback")],  # a traceback has a frame before its exception line
             # frames, source lines, carets and the "| " lines of exception groups are indented
             "traceback": [(r"^\s+\S", "traceback"), (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised")],
             "raised": [(_BLANK, "gap", TENTATIVE)],
@@ -64,7 +66,7 @@ LANGUAGES: dict[str, Table] = {
                     "chained",
                 ),
             ],
-            "chained": [(_BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "traceback")],
+            "chained": [(_BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "first")],
         },
         1,
     ),
@@ -74,7 +76,10 @@ LANGUAGES: dict[str, Table] = {
             "head": [
                 (r"^\[signal ", "head"),
                 (r"^\s+panic: ", "head"),  # a panic while panicking: "panic: a [recovered]\n\tpanic: b"
-                (_BLANK, "head", TENTATIVE),
+                (_BLANK, "stacks", TENTATIVE),
+            ],
+            "stacks": [
+                (_BLANK, "stacks", TENTATIVE),
                 (r"^goroutine \d+ .*:$", "stack"),
                 (r"^runtime stack:$", "stack"),
             ],
@@ -92,7 +97,7 @@ LANGUAGES: dict[str, Table] = {
                 (r"^exit status \d+$", END),
             ],
         },
-        2,  # panic, [signal ...]
+        2,  # "panic: ...", "[signal ...]", then a blank line
     ),
     "ruby": (
         [
@@ -117,7 +122,7 @@ LANGUAGES: dict[str, Table] = {
             (_EXCEPTION, "frames"),
         ],
         {
-            "header": [(r"", "source")],
+            "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
             "source": [(r"^\s*\^+\s*$", "caret")],
             "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "frames")],
             "frames": [
@@ -129,7 +134,7 @@ LANGUAGES: dict[str, Table] = {
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
-        2,  # file:line, source line
+        3,  # "file.js:N", the source line, a caret at column 0, then a blank line
     ),
     "dotnet": (
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],

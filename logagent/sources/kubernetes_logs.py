@@ -208,16 +208,16 @@ class KubernetesLogsSource:
     def _parse(self, chunk: Chunk, state: _FileState, ctx: FileContext) -> list[LogEvent] | None:
         parser = state.parser
         regrouped = self._choose_grouping(state, ctx)
-        lines_in, malformed, truncated, indented = parser.lines_in, parser.malformed, parser.truncated, parser.indented
+        lines_in, malformed, truncated = parser.lines_in, parser.malformed, parser.truncated
         events: list[LogEvent] | None = None
         if chunk.block is not None:
             events = parser.feed_block(chunk.block, ctx)
-        plain = (parser.indented == indented) if events is not None else None
+        indented = parser.indented if events is not None else None
         parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
         if chunk.eof:
             parsed += parser.flush()
         if parsed:
-            plain = None
+            indented = None
             made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
             events = events + made if events else made
         self.events_in += parser.lines_in - lines_in
@@ -225,7 +225,7 @@ class KubernetesLogsSource:
         self.lines_truncated += parser.truncated - truncated
         grouper = state.grouper
         if grouper is not None:
-            events = grouper.feed(events or [], ctx, time.monotonic(), plain=plain)
+            events = grouper.feed(events or [], ctx, time.monotonic(), indented=indented)
             if chunk.eof:
                 events = events + grouper.flush(ctx)
         return regrouped + events if regrouped else events
