@@ -29,10 +29,11 @@ _EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
 _AT_FRAME = r"^\s+at \S"
 
 #: name -> (start rules, {state: rules}, lead); a rule is (regex, target state[, TENTATIVE]).
-#: ``lead``: how many lines a trace may begin with before its first empty or
-#: indented line (see Machine.lead); a trace that does not keep to it is still
-#: grouped when it arrives in a batch with some indented line, which any longer
-#: trace does, but may not be when its lines arrive on their own.
+#: ``lead``: how many lines a group may begin with before its first empty or
+#: indented line (see Machine.lead). The rules are written to keep to it (a
+#: Java or Python trace needs a frame after its first line, a Go panic a blank
+#: line before its goroutines, Node's source line joins only if a caret
+#: follows): the fast path relies on it.
 Table = tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]], int]
 
 LANGUAGES: dict[str, Table] = {
