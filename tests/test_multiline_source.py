@@ -165,3 +165,24 @@ def test_a_group_open_past_the_held_bytes_cap_goes_out_with_its_acks(tmp_path: P
     rest = [cri("stderr", line) for line in lines[3:]] + [cri("stderr", "x")]
     assert deliver(src._process(chunk(acks, rest))) == ["\n".join(lines[3:]), "x"]  # the rest, as one record
     assert sorted(acks.done) == [0, 1, 2]
+
+
+def test_docker_json_files_are_grouped_too(tmp_path: Path) -> None:
+    import json
+
+    src = source(tmp_path, mode="auto")
+    acks = Acks()
+    lines = trace_lines("python_chained.txt")
+
+    def docker(stream: str, log: str) -> bytes:
+        return json.dumps({"log": log, "stream": stream, "time": "2026-12-02T10:00:00.000000001Z"}).encode()
+
+    written = [docker("stdout", "booting\n")]
+    for i, line in enumerate(lines):
+        if i == 2:  # a line the runtime wrote in two pieces
+            written += [docker("stderr", line[:5]), docker("stdout", "tick\n"), docker("stderr", line[5:] + "\n")]
+        else:
+            written.append(docker("stderr", line + "\n"))
+    written.append(docker("stderr", "recovered\n"))
+    batch = src._process(Chunk(FILE, written, None, acks.new(), 1, 0, False, None))
+    assert deliver(batch) == ["booting", "tick", "\n".join(lines), "recovered"]
