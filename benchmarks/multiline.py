@@ -214,7 +214,8 @@ def print_tables(rows: list[list[object]], ratios: dict[str, list[float]],
         ratio = median(values)
         goal, verdict = (f">= {GOAL}", "met" if ratio >= GOAL else "MISSED") if tree == "no traces" else ("(info)", "")
         targets.append([f"{tree}: auto / none, per run (median)", f"{ratio:.3f}", goal, verdict])
-        targets.append([f"{tree}: auto / none, range over runs", f"{min(values):.3f} - {max(values):.3f}", "(info)", ""])
+        spread = f"{min(values):.3f} - {max(values):.3f}"
+        targets.append([f"{tree}: auto / none, range over runs", spread, "(info)", ""])
     print(table(["target", "measured", "goal", ""], targets))
 
 

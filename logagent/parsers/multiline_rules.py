@@ -168,12 +168,14 @@ def _build(languages: tuple[str, ...]) -> Machine:
     for name in languages:
         for state in LANGUAGES[name][1]:
             index[name, state] = len(index)
-    searches: dict[str, object] = {}
+    searches: dict[str, Search] = {}
 
     def rule(name: str, spec: tuple[str, ...]) -> Rule:
         pattern, target = spec[0], spec[1]
-        search = searches.get(pattern) or searches.setdefault(pattern, compile_builtin(pattern))
-        return Rule(search, DONE if target == END else index[name, target], tentative=TENTATIVE in spec[2:])  # type: ignore[arg-type]
+        if pattern not in searches:
+            searches[pattern] = compile_builtin(pattern)
+        number = DONE if target == END else index[name, target]
+        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:])
 
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name][0]]
     states: list[list[Rule]] = [[] for _ in index]
