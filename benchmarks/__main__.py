@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "checkpoints": ("benchmarks.checkpoints", "checkpoint writes per second under load; throughput new vs old cadence"),
     "crash": ("benchmarks.crash", "lines lost/duplicated when the agent is killed and restarted under rotation"),
     "backends": ("benchmarks.backends", "elasticsearch, loki, opentelemetry sinks vs the http sink"),
+    "multiline": ("benchmarks.multiline", "cost of multiline mode auto on lines without traces vs mode none"),
 }
 
 

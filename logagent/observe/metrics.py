@@ -93,6 +93,12 @@ SOURCE_COUNTERS = (
     ("logagent_enrichment_misses", "Records whose pod was unknown to the metadata store (enriched from the path only).",
      "enrichment_misses"),
     ("logagent_files_excluded", "Files excluded by label, annotation or selector.", "files_excluded"),
+    ("logagent_multiline_records", "Records joined from two or more lines by multiline grouping.", "multiline_records"),
+    ("logagent_multiline_lines", "Lines that went into multiline records.", "multiline_lines"),
+    ("logagent_multiline_splits", "Multiline groups cut at max_lines or max_bytes (the rest began a new record).",
+     "multiline_splits"),
+    ("logagent_multiline_timeouts", "Multiline groups emitted because no line joined them for timeout_ms.",
+     "multiline_timeouts"),
 )
 
 TAILER_COUNTERS = (

@@ -40,12 +40,16 @@ _NO_CUT: frozenset[int] = frozenset()
 # timestamp char is ASCII and neither space nor newline; its shape is
 # NNNN-NN-NNTNN:NN:N..., 20 to 40 chars. Keep the three in step.
 _TS_CHAR = r"[\x00-\x09\x0b-\x1f\x21-\x7f]"
-_CRI_FULL = (
+_CRI_PREFIX = (
     rf"({_TS_CHAR}{{4}}-{_TS_CHAR}{{2}}-{_TS_CHAR}{{2}}T{_TS_CHAR}{{2}}:{_TS_CHAR}{{2}}:{_TS_CHAR}{{3,23}})"
-    r" (stdout|stderr) F (.*)"
+    r" (stdout|stderr) F "
 )
+_CRI_FULL = _CRI_PREFIX + "(.*)"
 #: any line: (timestamp, stream, message, "") for a common full line, ("", "", "", line) otherwise
 _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
+#: the same, but a message that is empty or begins with whitespace is not common
+#: (``count_indented``: multiline grouping wants to know of such lines)
+_CRI_ANY_PLAIN_LINE = re.compile(rf"^(?:{_CRI_PREFIX}(\S.*)|(.*))$", re.MULTILINE)
 
 
 class LineParser:
@@ -67,6 +71,10 @@ class LineParser:
         if max_merged_line_bytes < 1:
             raise ValueError(f"max_merged_line_bytes must be at least 1, got {max_merged_line_bytes}")
         self.format: str | None = None
+        #: ``feed_block`` lists the records it made whose message is empty or
+        #: begins with whitespace in ``indented`` (multiline grouping wants them)
+        self.count_indented = False
+        self.indented: list[LogEvent] = []
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -136,7 +144,11 @@ class LineParser:
         except UnicodeDecodeError:
             return None
         streams = _STR_STREAMS
-        every = _CRI_ANY_LINE.findall(text)  # one tuple per line, empty ones too
+        lines = _CRI_ANY_LINE
+        if self.count_indented:
+            lines = _CRI_ANY_PLAIN_LINE
+            self.indented = []
+        every = lines.findall(text)  # one tuple per line, empty ones too
         self.lines_in += len(every)
         pending = self._merger.pending
         slow = self._slow_event
@@ -156,7 +168,10 @@ class LineParser:
         if not out:
             return None
         message, stream, timestamp, truncated = out[0]
-        return LogEvent(message, stream, timestamp, ctx, truncated)
+        event = LogEvent(message, stream, timestamp, ctx, truncated)
+        if self.count_indented and (not message or message[0].isspace()):
+            self.indented.append(event)
+        return event
 
     # -- detection -----------------------------------------------------------
 

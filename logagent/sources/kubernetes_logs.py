@@ -8,6 +8,9 @@ version and shared by every line of the file.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,8 +24,11 @@ from logagent.kube.interface import MetadataHub
 from logagent.kube.model import NamespaceMeta, NodeMeta, PodMeta
 from logagent.observe.ratelimit import warn_limited
 from logagent.parsers import LineParser
+from logagent.parsers.multiline import MultilineGrouper
+from logagent.parsers.multiline_machine import Machine
 from logagent.sources.enrichment import Enricher
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
+from logagent.sources.multiline_choice import MultilineChoice
 from logagent.sources.selection import parse_field_selector, parse_label_selector
 
 log = structlog.get_logger(__name__)
@@ -43,10 +49,16 @@ MAX_UNACKED_BYTES = 2 << 20
 MAX_HELD_BYTES = 1 << 20
 
 
+_UNSET = object()
+
+
 class _FileState:
     """What the source remembers per open file."""
 
-    __slots__ = ("parser", "pod", "namespace", "node", "ctx", "excluded", "resolved", "held", "held_bytes")
+    __slots__ = (
+        "parser", "pod", "namespace", "node", "ctx", "excluded", "resolved", "held", "held_bytes",
+        "grouper", "machine_pod",
+    )
 
     def __init__(self, parser: LineParser) -> None:
         self.parser = parser
@@ -56,11 +68,15 @@ class _FileState:
         self.ctx: FileContext | None = None
         self.excluded = False
         self.resolved = False
-        #: acks of chunks whose partial-line fragments are still being merged:
-        #: they complete with the batch that carries the merged record, so a
-        #: checkpoint never lands inside an unfinished logical line
+        #: one extra reference on the ack of each chunk read while a partial
+        #: line or a multiline group was unfinished: released with the batch
+        #: that carries the finished record, so a checkpoint never lands
+        #: inside an unfinished logical line or an undelivered group
         self.held: list[AckGroup] = []
         self.held_bytes = 0
+        #: multiline grouping of this file (None: off), and the pod it was chosen for
+        self.grouper: MultilineGrouper | None = None
+        self.machine_pod: object = _UNSET
 
 
 class KubernetesLogsSource:
@@ -83,6 +99,9 @@ class KubernetesLogsSource:
         self.tailer = FileTailer(tailer_config(config), checkpoints, component_id)
         self._files: dict[TailedFile, _FileState] = {}
         self._merged_cap = config.max_merged_line_bytes or config.max_line_bytes
+        self.multiline = MultilineChoice(config.multiline, component_id)
+        #: batches go out in the order they are made, from chunks and from the group timer alike
+        self._emit_lock = asyncio.Lock()
         # counters, read by the metrics layer
         self.events_in = 0  # raw lines taken from the files, before merging
         self.events_out = 0
@@ -94,6 +113,22 @@ class KubernetesLogsSource:
         if hub is not None:
             hub.add_pod_listener(self._on_pod)
         self.tailer.set_skip(self._skip_file)
+
+    @property
+    def multiline_records(self) -> int:
+        return self.multiline.stats.records
+
+    @property
+    def multiline_lines(self) -> int:
+        return self.multiline.stats.lines
+
+    @property
+    def multiline_splits(self) -> int:
+        return self.multiline.stats.splits
+
+    @property
+    def multiline_timeouts(self) -> int:
+        return self.multiline.stats.timeouts
 
     def _skip_file(self, file: TailedFile) -> bool:
         """Whether the tailer may pass over a file's new bytes unread (its pod is excluded).
@@ -112,13 +147,39 @@ class KubernetesLogsSource:
             self.tailer.poke(f"{pod.namespace}_{pod.name}_{pod.mirror_hash}")
 
     async def run(self, emit: Emit, *, once: bool = False) -> None:
+        lock = self._emit_lock
+
         async def on_chunk(chunk: Chunk) -> None:
             await self._namespace_ready(chunk.file)
             batch = self._process(chunk)
             if batch is not None:
-                await emit(batch)
+                async with lock:
+                    await emit(batch)
 
-        await self.tailer.run(on_chunk, once=once)
+        timer = asyncio.create_task(self._expire_groups(emit), name=f"{self.component_id}-multiline")
+        try:
+            await self.tailer.run(on_chunk, once=once)
+        finally:
+            timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timer
+
+    async def _expire_groups(self, emit: Emit) -> None:
+        """Emit multiline groups that no line joined for ``timeout_ms``."""
+        tick = min(max(self.config.multiline.timeout_ms / 4000, 0.02), 0.5)
+        while True:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            for state in list(self._files.values()):
+                grouper = state.grouper
+                if grouper is None or not grouper.open or state.ctx is None:
+                    continue
+                events = grouper.expire(now, state.ctx)
+                if events:
+                    batch = self._batch(state, events, None, sum(len(event.message) for event in events), state.ctx)
+                    if batch is not None:
+                        async with self._emit_lock:
+                            await emit(batch)
 
     def stop(self) -> None:
         self.tailer.stop()
@@ -141,38 +202,94 @@ class KubernetesLogsSource:
             )
         ctx = self._context(file, state)
         self.bytes_in += chunk.nbytes
-        parser = state.parser
         events: list[LogEvent] | None = None
         if state.excluded:
             self.events_in += chunk.count
+            if state.grouper is not None:
+                state.grouper.discard()
         else:
-            lines_in, malformed, truncated = parser.lines_in, parser.malformed, parser.truncated
-            if chunk.block is not None:
-                events = parser.feed_block(chunk.block, ctx)
-            parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
-            if chunk.eof:
-                parsed += parser.flush()
-            if parsed:
-                made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
-                events = events + made if events else made
-            self.events_in += parser.lines_in - lines_in
-            self.parse_errors += parser.malformed - malformed
-            self.lines_truncated += parser.truncated - truncated
+            events = self._parse(chunk, state, ctx)
         if chunk.eof:
             self._files.pop(file, None)
-        state.held.append(chunk.ack)
-        state.held_bytes += chunk.nbytes
+        return self._batch(state, events or [], chunk.ack, chunk.nbytes, ctx, force=chunk.eof or state.excluded)
+
+    def _parse(self, chunk: Chunk, state: _FileState, ctx: FileContext) -> list[LogEvent] | None:
+        parser = state.parser
+        regrouped = self._choose_grouping(state, ctx)
+        lines_in, malformed, truncated = parser.lines_in, parser.malformed, parser.truncated
+        events: list[LogEvent] | None = None
+        if chunk.block is not None:
+            events = parser.feed_block(chunk.block, ctx)
+        indented = parser.indented if events is not None else None
+        parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
+        if chunk.eof:
+            parsed += parser.flush()
+        if parsed:
+            indented = None
+            made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
+            events = events + made if events else made
+        self.events_in += parser.lines_in - lines_in
+        self.parse_errors += parser.malformed - malformed
+        self.lines_truncated += parser.truncated - truncated
+        grouper = state.grouper
+        if grouper is not None:
+            events = grouper.feed(events or [], ctx, time.monotonic(), indented=indented)
+            if chunk.eof:
+                events = events + grouper.flush(ctx)
+        return regrouped + events if regrouped else events
+
+    def _choose_grouping(self, state: _FileState, ctx: FileContext) -> list[LogEvent]:
+        """Pick the file's multiline grouping when its pod changed; the records a replaced one still held."""
+        if state.pod is state.machine_pod:
+            return []
+        state.machine_pod = state.pod
+        machine: Machine | None = self.multiline.machine(state.pod)
+        current = state.grouper
+        if (current.machine if current is not None else None) is machine:
+            return []
+        state.grouper = self.multiline.grouper(machine) if machine is not None else None
+        state.parser.count_indented = machine is not None and machine.lead is not None
+        return current.flush(ctx) if current is not None else []
+
+    def _batch(
+        self, state: _FileState, events: list[LogEvent], ack: AckGroup | None, nbytes: int, ctx: FileContext,
+        *, force: bool = False,
+    ) -> Batch | None:
+        """``events`` as a batch, with the acks that may complete once it is delivered.
+
+        While a partial line or a multiline group is unfinished, each chunk's
+        ack gets an extra reference, held until the batch that carries the
+        finished record. Past MAX_HELD_BYTES (reading must not stall), what
+        open multiline groups hold goes out (their next lines form the next
+        record) and the acks are let go.
+        """
+        grouper = state.grouper
+        over = state.held_bytes + nbytes > MAX_HELD_BYTES
+        if over and grouper is not None and grouper.open and not force:
+            events = events + grouper.cut(ctx)
+        unfinished = state.parser.pending_bytes() or (grouper is not None and grouper.open)
+        hold = unfinished and not force and not over
         acks: list[AckGroup] = []
-        if not parser.pending_bytes() or chunk.eof or state.excluded or state.held_bytes > MAX_HELD_BYTES:
-            acks, state.held, state.held_bytes = state.held, [], 0
+        if ack is not None:
+            if hold:
+                if events:
+                    ack.acquire()
+                    acks.append(ack)
+                state.held.append(ack)
+                state.held_bytes += nbytes
+            else:
+                acks.append(ack)
+        if not hold and state.held:
+            acks += state.held
+            state.held, state.held_bytes = [], 0
         if not events:
-            for ack in acks:
-                ack.release()
+            for group in acks:
+                group.release()
             return None
         self.events_out += len(events)
         if self.hub is not None and state.pod is None:
             self.enrichment_misses += len(events)
-        return Batch(events, acks, chunk.nbytes, ctx)
+        return Batch(events, acks, nbytes, ctx)
 
     def _context(self, file: TailedFile, state: _FileState) -> FileContext:
         hub = self.hub

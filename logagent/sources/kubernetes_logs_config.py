@@ -37,6 +37,57 @@ class NodeAnnotationFields(msgspec.Struct, forbid_unknown_fields=True, kw_only=T
     node_labels: str = ".kubernetes.node_labels"
 
 
+class MultilineConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """``multiline``: join the lines of a stack trace (or of a custom format) into one record.
+
+    Grouping is per file and stream, after partial-line merging. ``mode``:
+    ``none`` (default), ``auto`` (built-in stack trace detectors, all of them
+    or those in ``languages``), ``pattern`` (``start_pattern``, optionally
+    ``condition_pattern`` with ``condition_mode``; Rust regex syntax as in
+    Vector). A pod may choose its own with the ``logagent.dev/multiline``
+    annotation.
+    """
+
+    mode: Literal["none", "auto", "pattern"] = "none"
+    languages: list[Literal["java", "python", "go", "ruby", "nodejs", "dotnet"]] | None = None
+    start_pattern: str | None = None
+    condition_pattern: str | None = None
+    condition_mode: Literal["continue_through", "continue_past", "halt_before", "halt_with"] | None = None
+    #: an open group is emitted once no line joined it for this long
+    timeout_ms: int = 1000
+    #: caps of one record; the line that would exceed one begins the next record
+    max_lines: int = 1000
+    max_bytes: int = 131072
+
+    def validate(self) -> None:
+        """Raises ValueError("<key>: <reason>") with keys relative to ``multiline``."""
+        from logagent.parsers.multiline_machine import compile_user_pattern
+
+        if self.timeout_ms < 1:
+            raise ValueError("timeout_ms: expected at least 1")
+        if self.max_lines < 1:
+            raise ValueError("max_lines: expected at least 1")
+        if self.max_bytes < 64:
+            raise ValueError("max_bytes: expected at least 64")
+        if self.languages is not None and (self.mode != "auto" or not self.languages):
+            raise ValueError("languages: only with mode: auto, and not empty")
+        pattern_keys = ("start_pattern", "condition_pattern", "condition_mode")
+        if self.mode != "pattern":
+            for key in pattern_keys:
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key}: only with mode: pattern")
+            return
+        if self.start_pattern is None:
+            raise ValueError("start_pattern: required with mode: pattern")
+        if (self.condition_pattern is None) != (self.condition_mode is None):
+            missing = "condition_mode" if self.condition_mode is None else "condition_pattern"
+            raise ValueError(f"{missing}: condition_pattern and condition_mode go together")
+        for key in ("start_pattern", "condition_pattern"):
+            text = getattr(self, key)
+            if text is not None:
+                compile_user_pattern(text, key)
+
+
 DEFAULT_EXCLUDE_PATTERNS = ["**/*.gz", "**/*.tmp"]
 
 
@@ -69,6 +120,7 @@ class KubernetesLogsConfig(
     pod_annotation_fields: PodAnnotationFields = msgspec.field(default_factory=PodAnnotationFields)
     namespace_annotation_fields: NamespaceAnnotationFields = msgspec.field(default_factory=NamespaceAnnotationFields)
     node_annotation_fields: NodeAnnotationFields = msgspec.field(default_factory=NodeAnnotationFields)
+    multiline: MultilineConfig = msgspec.field(default_factory=MultilineConfig)
 
     def validate(self) -> None:
         if self.max_line_bytes < 64:
@@ -77,6 +129,10 @@ class KubernetesLogsConfig(
             raise ValueError("max_merged_line_bytes: expected at least 64")
         if self.max_read_bytes < 4096:
             raise ValueError("max_read_bytes: expected at least 4096")
+        try:
+            self.multiline.validate()
+        except ValueError as exc:
+            raise ValueError(f"multiline.{exc}") from None
         for group_name in ("pod_annotation_fields", "namespace_annotation_fields", "node_annotation_fields"):
             group = getattr(self, group_name)
             for name in group.__struct_fields__:

@@ -1,0 +1,326 @@
+"""Multiline grouping: consecutive records of one stream of one file -> one record.
+
+``MultilineGrouper`` is per file and keeps at most one open group per stream.
+It takes the records the ``LineParser`` completed (partial lines are already
+merged), in file order, and returns records: single lines as they are, a
+group as one record whose message is its lines joined with ``\\n``, with the
+timestamp of its first line, truncated if any of its lines was. A group ends
+at the first line of its stream that does not continue it, after
+``timeout_ms`` without a line joining it (``expire``), at the end of the file
+(``flush``), or when ``max_lines`` / ``max_bytes`` would be exceeded: then the
+line that does not fit begins a new group in the same state (counted in
+``stats.splits``), so nothing is dropped.
+
+While ``open`` is true the caller holds back the acknowledgement of the
+chunks read since, so a checkpoint never lands inside an undelivered group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter
+
+from logagent.event import FileContext, LogEvent
+from logagent.parsers.multiline_machine import Active, Machine
+
+DEFAULT_TIMEOUT_MS = 1000
+DEFAULT_MAX_LINES = 1000
+DEFAULT_MAX_BYTES = 131072
+
+_STREAM = attrgetter("stream")
+
+
+class MultilineStats:
+    """Counters shared by the groupers of one source, read by the metrics layer."""
+
+    __slots__ = ("records", "lines", "splits", "timeouts")
+
+    def __init__(self) -> None:
+        #: records made of two lines or more, and the lines they took
+        self.records = 0
+        self.lines = 0
+        #: groups cut at max_lines / max_bytes (their rest began a new record)
+        self.splits = 0
+        #: groups emitted because no line joined them for timeout_ms
+        self.timeouts = 0
+
+
+class _Group:
+    __slots__ = ("active", "lines", "tentative", "nbytes", "last")
+
+    def __init__(self, active: Active, now: float) -> None:
+        self.active = active
+        #: lines that belong to the group
+        self.lines: list[LogEvent] = []
+        #: blank lines that belong to it only if a later line continues it
+        self.tentative: list[LogEvent] = []
+        #: the joined message's length so far (no separator before the first line)
+        self.nbytes = -1
+        self.last = now
+
+    def add(self, event: LogEvent, tentative: bool) -> None:
+        self.nbytes += len(event.message) + 1
+        if tentative:
+            self.tentative.append(event)
+            return
+        if self.tentative:
+            self.lines += self.tentative
+            self.tentative = []
+        self.lines.append(event)
+
+
+class MultilineGrouper:
+    """Groups the records of one file per stream with a :class:`Machine`."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        stats: MultilineStats,
+        *,
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        self.machine = machine
+        self.stats = stats
+        self.timeout = timeout_ms / 1000
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        #: stream -> its open group
+        self._open: dict[str | None, _Group] = {}
+
+    @property
+    def open(self) -> bool:
+        """Whether some group is still open (its chunks must not be acknowledged yet)."""
+        return bool(self._open)
+
+    def feed(
+        self, events: list[LogEvent], ctx: FileContext, now: float, *, indented: Sequence[LogEvent] | None = None
+    ) -> list[LogEvent]:
+        """The records ``events`` complete, in order; may return ``events`` itself.
+
+        ``indented``: the records of ``events`` whose message is empty or
+        begins with whitespace, in order (None: not known, the grouper looks).
+        With a machine that has a ``lead``, a record further than ``lead``
+        records of its stream before the next indented one (or the end) can
+        only begin a group if it is among the last ``lead`` of its stream in a
+        stretch without indented records: only those are looked at, so lines
+        without traces cost next to nothing, and traces cost only their lines.
+        """
+        lead = self.machine.lead
+        out: list[LogEvent] = []
+        if lead is None:
+            for event in events:
+                self._take(event, ctx, now, out)
+            return out
+        done, count = 0, len(events)
+        for position in _positions(events, indented):
+            if position < done:
+                continue
+            if not self._open:
+                window = _window_start(events, position, lead, done)
+                if window > done:
+                    out += self._feed_plain(events[done:window], lead, ctx, now)
+                    done = window
+            # through the indented record, and on while a group is open
+            while done < count and (done <= position or self._open):
+                self._take(events[done], ctx, now, out)
+                done += 1
+        while done < count and self._open:
+            self._take(events[done], ctx, now, out)
+            done += 1
+        if done < count:
+            rest = self._feed_plain(events[done:] if done else events, lead, ctx, now)
+            if not out:
+                return rest
+            out += rest
+        return out
+
+    def expire(self, now: float, ctx: FileContext) -> list[LogEvent]:
+        """Emit the groups no line joined for ``timeout_ms``."""
+        out: list[LogEvent] = []
+        for stream, group in list(self._open.items()):
+            if now - group.last >= self.timeout:
+                del self._open[stream]
+                if group.lines or group.tentative:
+                    self.stats.timeouts += 1
+                    self._finish(group, ctx, out)
+        return out
+
+    def flush(self, ctx: FileContext) -> list[LogEvent]:
+        """Emit every open group (end of file)."""
+        out: list[LogEvent] = []
+        for group in self._open.values():
+            self._finish(group, ctx, out)
+        self._open.clear()
+        return out
+
+    def cut(self, ctx: FileContext) -> list[LogEvent]:
+        """Emit what the open groups hold; they stay open, so their next lines form the next record.
+
+        Counted in ``stats.splits``, as a cap would be.
+        """
+        out: list[LogEvent] = []
+        for stream, group in list(self._open.items()):
+            self._finish(group, ctx, out)
+            self._open[stream] = _Group(group.active, group.last)
+            self.stats.splits += 1
+        return out
+
+    def discard(self) -> None:
+        """Forget the open groups (their file is excluded: its records are dropped anyway)."""
+        self._open.clear()
+
+    # -- per record ----------------------------------------------------------------
+
+    def _feed_plain(self, events: list[LogEvent], lead: int, ctx: FileContext, now: float) -> list[LogEvent]:
+        """A batch without indented lines: only the last ``lead`` records of each stream can begin a group."""
+        tail = _stream_tails(events, lead)
+        start_any = self.machine.start_any
+        if not any(start_any(events[index].message) for index in tail):
+            return events
+        held = set(tail)
+        out = [event for index, event in enumerate(events) if index not in held]
+        for index in sorted(tail):
+            self._take(events[index], ctx, now, out)
+        return out
+
+    def _take(self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent]) -> None:
+        stream = event.stream
+        group = self._open.get(stream)
+        if group is not None:
+            step = self.machine.step(group.active, event.message)
+            if step is not None:
+                self._join(group, event, step, ctx, now, out)
+                return
+            del self._open[stream]
+            pending, group.tentative = group.tentative, []
+            self._finish(group, ctx, out)
+            if pending:  # lines that did not join may begin a group themselves
+                for line in pending:
+                    self._take(line, ctx, now, out)
+                self._take(event, ctx, now, out)
+                return
+        active = self.machine.start(event.message)
+        if active is None:
+            out.append(event)
+        else:
+            self._open_group(active, event, now)
+
+    def _open_group(self, active: Active, event: LogEvent, now: float) -> None:
+        group = self._open[event.stream] = _Group(active, now)
+        group.add(event, False)
+
+    def _join(
+        self, group: _Group, event: LogEvent, step: tuple[Active, bool], ctx: FileContext, now: float,
+        out: list[LogEvent],
+    ) -> None:
+        active, tentative = step
+        stream = event.stream
+        if (
+            len(group.lines) + len(group.tentative) >= self.max_lines
+            or group.nbytes + 1 + len(event.message) > self.max_bytes
+        ):
+            # A cap: what the group holds goes out, and this line begins the
+            # next record of the same trace (blank lines still pending go with it).
+            self.stats.splits += 1
+            carried, group.tentative = group.tentative, []
+            self._finish(group, ctx, out)
+            group = self._open[stream] = _Group(active, now)
+            for line in carried:
+                group.add(line, True)
+        group.active = active
+        group.last = now
+        group.add(event, tentative)
+        if not active:  # the line completes the group
+            del self._open[stream]
+            self._finish(group, ctx, out)
+
+    def _finish(self, group: _Group, ctx: FileContext, out: list[LogEvent]) -> None:
+        lines = group.lines
+        if len(lines) == 1:
+            out.append(_in_context(lines[0], ctx))
+        elif lines:
+            self.stats.records += 1
+            self.stats.lines += len(lines)
+            first = lines[0]
+            out.append(
+                LogEvent(
+                    "\n".join([line.message for line in lines]),
+                    first.stream,
+                    first.timestamp,
+                    ctx,
+                    any(line.truncated for line in lines),
+                )
+            )
+        for line in group.tentative:
+            out.append(_in_context(line, ctx))
+
+
+def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
+    """``event`` as a record of ``ctx`` (its file's metadata may have changed while it was held)."""
+    if event.ctx is ctx:
+        return event
+    return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
+
+
+#: how far back the last records of both streams are looked for one by one
+_NEAR = 64
+
+
+def _stream_tails(events: list[LogEvent], lead: int) -> list[int]:
+    """Indexes of the last ``lead`` records of each stream in ``events``."""
+    count = len(events)
+    seen: dict[str | None, int] = {}
+    tail: list[int] = []
+    for index in range(count - 1, max(count - _NEAR, 0) - 1, -1):
+        stream = events[index].stream
+        found = seen.get(stream, 0)
+        if found < lead:
+            seen[stream] = found + 1
+            tail.append(index)
+            if len(tail) == 2 * lead:  # both streams (stdout, stderr) complete: the usual case
+                return tail
+    if count <= _NEAR:
+        return tail
+    # One stream, or the other one only further back: look at the whole batch in C.
+    rest = count - _NEAR
+    backwards = list(map(_STREAM, events[:rest]))[::-1]
+    for stream in set(backwards):
+        position = -1
+        for _ in range(lead - seen.get(stream, 0)):
+            try:
+                position = backwards.index(stream, position + 1)
+            except ValueError:
+                break
+            tail.append(rest - 1 - position)
+    return tail
+
+
+def _positions(events: list[LogEvent], indented: Sequence[LogEvent] | None) -> list[int]:
+    """Indexes of the records whose message is empty or begins with whitespace."""
+    if indented is None:
+        return [index for index, event in enumerate(events) if not event.message or event.message[0].isspace()]
+    positions: list[int] = []
+    index = -1
+    for event in indented:
+        index = events.index(event, index + 1)  # by identity, scanning in C
+        positions.append(index)
+    return positions
+
+
+def _window_start(events: list[LogEvent], position: int, lead: int, done: int) -> int:
+    """The earliest index, not before ``done``, where a group holding ``events[position]`` can begin."""
+    stream = events[position].stream
+    seen = 0
+    for index in range(position - 1, done - 1, -1):
+        if events[index].stream == stream:
+            seen += 1
+            if seen == lead:
+                return index
+    return done
+
+
+def group_sizes(events: Sequence[LogEvent]) -> list[int]:
+    """Lines per record (a test and debugging helper)."""
+    return [event.message.count("\n") + 1 for event in events]

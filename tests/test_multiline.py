@@ -1,0 +1,369 @@
+"""Multiline grouping: the built-in detectors on real traces, pattern mode, caps, timeouts."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from logagent.event import FileContext, LogEvent
+from logagent.parsers.multiline import MultilineGrouper, MultilineStats
+from logagent.parsers.multiline_machine import compile_user_pattern, pattern_machine
+from logagent.parsers.multiline_rules import AUTO, language_machine
+from logagent.sources.multiline_choice import annotation_machine
+
+TRACES = Path(__file__).parent / "fixtures" / "traces"
+CTX = FileContext({"file": "/var/log/pods/x/app/0.log"})
+
+#: fixture -> (the detector that must recognise it alone, the line numbers where a new trace begins)
+FIXTURES = {
+    "java.txt": ("java", [0, 10]),  # printStackTrace(), then an uncaught one
+    "python_chained.txt": ("python", [0]),
+    "go.txt": ("go", [0]),
+    "ruby.txt": ("ruby", [0]),
+    "nodejs_uncaught.txt": ("nodejs", [0]),
+    "nodejs_logged.txt": ("nodejs", [0, 15]),  # console.error(err) twice
+    "dotnet.txt": ("dotnet", [0]),
+}
+
+
+def trace_lines(name: str) -> list[str]:
+    return (TRACES / name).read_text().split("\n")[:-1]
+
+
+def traces_in(name: str) -> list[str]:
+    lines = trace_lines(name)
+    starts = FIXTURES[name][1]
+    return ["\n".join(lines[a:b]) for a, b in zip(starts, starts[1:] + [len(lines)])]
+
+
+def events(lines: list[str], stream: str = "stderr", ts: str = "2026-12-02T10:00:00.%09dZ") -> list[LogEvent]:
+    return [LogEvent(line, stream, ts % i, CTX) for i, line in enumerate(lines)]
+
+
+def grouper(machine=None, **options: int) -> MultilineGrouper:
+    return MultilineGrouper(machine or language_machine(AUTO), MultilineStats(), **options)
+
+
+def run(g: MultilineGrouper, evs: list[LogEvent], *, batch: int | None = None) -> list[LogEvent]:
+    out: list[LogEvent] = []
+    step = batch or len(evs) or 1
+    for start in range(0, len(evs), step):
+        out += g.feed(evs[start:start + step], CTX, 0.0)
+    return out + g.flush(CTX)
+
+
+def run_line_by_line(evs: list[LogEvent]) -> list[LogEvent]:
+    """The reference: every record through the state machine, no shortcut."""
+    g = grouper()
+    out: list[LogEvent] = []
+    for event in evs:
+        g._take(event, CTX, 0.0, out)
+    return out + g.flush(CTX)
+
+
+def interleave(trace: list[str]) -> list[LogEvent]:
+    """stderr: a line, the trace, a line; a stdout line after every trace line."""
+    out = [LogEvent("service starting", "stderr", "t-before", CTX)]
+    for i, line in enumerate(trace):
+        out.append(LogEvent(line, "stderr", f"t{i:03d}", CTX))
+        out.append(LogEvent(f"GET /items/{i} 200", "stdout", f"o{i:03d}", CTX))
+    out.append(LogEvent("request finished", "stderr", "t-after", CTX))
+    return out
+
+
+# -- each language ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+@pytest.mark.parametrize("detector", ["auto", "own"])
+def test_each_language_trace_is_one_record_and_other_lines_are_themselves(name: str, detector: str) -> None:
+    machine = language_machine(AUTO if detector == "auto" else [FIXTURES[name][0]])
+    expected_traces = traces_in(name)
+    lines = trace_lines(name)
+    for batch in (None, 1, 3):
+        out = run(grouper(machine), interleave(lines), batch=batch)
+        stderr = [e.message for e in out if e.stream == "stderr"]
+        stdout = [e.message for e in out if e.stream == "stdout"]
+        assert stderr == ["service starting", *expected_traces, "request finished"], (name, batch)
+        assert stdout == [f"GET /items/{i} 200" for i in range(len(lines))]
+        first = next(e for e in out if e.message == expected_traces[0])
+        assert first.timestamp == "t000"  # the first line's
+
+
+def test_two_java_traces_in_a_row_are_two_records() -> None:
+    out = run(grouper(), events(trace_lines("java.txt")))
+    assert [m.message.split("\n")[0] for m in out] == [
+        "java.lang.IllegalStateException: cannot load config",
+        'Exception in thread "main" java.lang.IllegalStateException: cannot load config',
+    ]
+    assert [m.message.count("\n") + 1 for m in out] == [10, 10]
+    assert all(m.message.endswith("\t... 3 more") for m in out)
+
+
+def test_a_detector_ignores_other_languages() -> None:
+    lines = trace_lines("python_chained.txt")
+    out = run(grouper(language_machine(["java"])), events(lines))
+    assert len(out) == len(lines)
+
+
+PYTHON_PROGRAMS = {
+    "simple": "def f(x):\n    return 1 / x\nf(0)\n",
+    "from": "try:\n    {}['k']\nexcept KeyError as e:\n    raise ValueError('bad key') from e\n",
+    "during_handling": "try:\n    int('x')\nexcept ValueError:\n    None.attr\n",
+    "exception_group": "raise ExceptionGroup('many', [ValueError(1), TypeError(2)])\n",
+    "syntax_error": "compile('def f(:\\n  pass', 'mod.py', 'exec')\n",
+    "recursion": "def f(n):\n    return f(n + 1)\nf(0)\n",
+}
+
+
+@pytest.mark.parametrize("program", sorted(PYTHON_PROGRAMS))
+def test_python_tracebacks_written_by_python(program: str, tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(PYTHON_PROGRAMS[program])
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    trace = result.stderr.rstrip("\n")
+    out = run(grouper(), interleave(trace.split("\n")))
+    assert [e.message for e in out if e.stream == "stderr"] == ["service starting", trace, "request finished"]
+
+
+JAVA_PROGRAM = """
+public class App {
+    static void deep(int n) { if (n == 0) throw new UnsupportedOperationException("deep"); deep(n - 1); }
+    public static void main(String[] args) {
+        try { deep(3); } catch (RuntimeException e) { new IllegalStateException("wrapped", e).printStackTrace(); }
+        Exception suppressed = new Exception("outer");
+        suppressed.addSuppressed(new java.io.IOException("closing failed"));
+        suppressed.printStackTrace();
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="no java on this machine")
+def test_java_traces_written_by_java(tmp_path: Path) -> None:
+    source = tmp_path / "App.java"
+    source.write_text(JAVA_PROGRAM)
+    result = subprocess.run(["java", str(source)], capture_output=True, text=True, timeout=120)
+    lines = result.stderr.rstrip("\n").split("\n")
+    out = run(grouper(language_machine(["java"])), events(lines))
+    assert [e.message.split("\n")[0] for e in out] == [
+        "java.lang.IllegalStateException: wrapped",
+        "java.lang.Exception: outer",
+    ]
+    assert "\n".join(e.message for e in out) == "\n".join(lines)
+    assert "\tSuppressed: java.io.IOException: closing failed" in out[1].message
+
+
+NODE_PROGRAM = """
+class ValidationError extends Error {}
+console.error(new ValidationError('field "name" is required'));
+Promise.reject(new RangeError('out of range'));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_traces_written_by_node(tmp_path: Path) -> None:
+    script = tmp_path / "app.js"
+    script.write_text(NODE_PROGRAM)
+    result = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=120)
+    lines = result.stderr.rstrip("\n").split("\n")
+    out = run(grouper(language_machine(["nodejs"])), events(lines))
+    heads = [e.message.split("\n")[0] for e in out]
+    assert heads[0] == 'ValidationError: field "name" is required'
+    assert len([e for e in out if "\n    at " in e.message]) == 2, heads
+    assert "\n".join(e.message for e in out) == "\n".join(lines)
+
+
+# -- blank lines, order, timestamps ----------------------------------------------------------
+
+
+def test_blank_lines_after_a_trace_are_not_part_of_it() -> None:
+    go = trace_lines("go.txt")
+    py = trace_lines("python_chained.txt")
+    lines = [*go, "", "", "server stopped", *py, "", "next request"]
+    out = run(grouper(), events(lines))
+    assert [e.message for e in out] == ["\n".join(go), "", "", "server stopped", "\n".join(py), "", "next request"]
+
+
+def test_record_is_truncated_if_a_line_was_and_keeps_the_first_timestamp() -> None:
+    lines = trace_lines("ruby.txt")
+    evs = events(lines)
+    evs[2] = LogEvent(evs[2].message, "stderr", evs[2].timestamp, CTX, True)
+    (record,) = run(grouper(), evs)
+    assert record.truncated and record.timestamp == evs[0].timestamp and record.stream == "stderr"
+
+
+def test_records_held_across_a_metadata_change_get_the_new_context() -> None:
+    g = grouper()
+    lines = trace_lines("dotnet.txt")
+    assert g.feed(events(lines), CTX, 0.0) == []
+    newer = FileContext({"file": "/var/log/pods/x/app/0.log", "kubernetes": {"pod_labels": {"v": "2"}}})
+    (record,) = g.flush(newer)
+    assert record.ctx is newer
+
+
+def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() -> None:
+    """The cheap path (only each stream's last line may open a group) never changes the result."""
+    pieces = [trace_lines(name) for name in sorted(FIXTURES)]
+    plain_lines = ["GET / 200", "user logged in", "Error: retrying in 5s", "cache warm",
+                   "Traceback (most recent call last):", "panic: not really", "worker TimeoutError",
+                   # pieces of traces out of place, blank and indented lines that are no trace
+                   "", "  note: indented, not a trace", "Caused by: java.io.IOException: disk full",
+                   "goroutine 7 [running]:", "main.main()", "/app/server.js:12",
+                   "During handling of the above exception, another exception occurred:"]
+    rng = random.Random(14)
+    for _ in range(150):
+        evs: list[LogEvent] = []
+        for _ in range(30):
+            stream = rng.choice(["stdout", "stderr"])
+            chosen = rng.choice(pieces) if rng.random() < 0.15 else [rng.choice(plain_lines)]
+            evs += [LogEvent(line, stream, f"t{len(evs)}", CTX) for line in chosen]
+        reference = run_line_by_line(evs)
+        for batch in (1, 2, 3, 7, 50, len(evs)):
+            got = run(grouper(), evs, batch=batch)
+            for stream in ("stdout", "stderr"):  # the order across streams may differ
+                assert by_stream(got, stream) == by_stream(reference, stream), batch
+
+
+def test_shortcut_finds_the_other_streams_last_record_far_back() -> None:
+    py = trace_lines("python_chained.txt")
+    for where in (0, 3, 150):
+        batch = [LogEvent(f"GET /{i} 200", "stdout", f"o{i}", CTX) for i in range(200)]
+        batch.insert(where, LogEvent(py[0], "stderr", "e0", CTX))
+        g = grouper()
+        out = g.feed(batch, CTX, 0.0)
+        assert len(out) == 200 and g.open, where
+        rest = g.feed(events(py[1:]) + [LogEvent("next", "stderr", "e9", CTX)], CTX, 0.0)
+        assert [e.message for e in rest] == ["\n".join(py), "next"]
+
+
+def by_stream(out: list[LogEvent], stream: str) -> list[tuple[str, str | None]]:
+    return [(e.message, e.timestamp) for e in out if e.stream == stream]
+
+
+# -- caps and timeout -----------------------------------------------------------------------------
+
+
+def test_max_lines_splits_a_group_and_loses_nothing() -> None:
+    lines = trace_lines("nodejs_logged.txt")[:15]  # one trace of 15 lines
+    g = grouper(max_lines=4)
+    out = run(g, events(lines))
+    assert [e.message.count("\n") + 1 for e in out] == [4, 4, 4, 3]
+    assert "\n".join(e.message for e in out) == "\n".join(lines)
+    assert g.stats.splits == 3 and g.stats.records == 4
+
+
+def test_max_bytes_splits_a_group_and_loses_nothing() -> None:
+    lines = trace_lines("java.txt")[:10]
+    g = grouper(max_bytes=200)
+    out = run(g, events(lines))
+    assert all(len(e.message) <= 200 for e in out)
+    assert len(out) > 1 and g.stats.splits == len(out) - 1
+    assert "\n".join(e.message for e in out) == "\n".join(lines)
+
+
+def test_idle_group_is_emitted_after_timeout() -> None:
+    g = grouper(timeout_ms=1000)
+    lines = trace_lines("go.txt")
+    assert g.feed(events(lines), CTX, 100.0) == []
+    assert g.open
+    assert g.expire(100.9, CTX) == []
+    (record,) = g.expire(101.0, CTX)
+    assert record.message == "\n".join(lines)
+    assert not g.open and g.stats.timeouts == 1
+
+
+def test_timeout_counts_from_the_last_line_that_joined() -> None:
+    g = grouper(timeout_ms=1000)
+    lines = trace_lines("ruby.txt")
+    g.feed(events(lines[:2]), CTX, 10.0)
+    g.feed(events(lines[2:]), CTX, 10.8)
+    assert g.expire(11.5, CTX) == []
+    assert len(g.expire(11.8, CTX)) == 1
+
+
+# -- pattern mode ------------------------------------------------------------------------------------
+
+
+def pattern(start: str, condition: str | None = None, mode: str | None = None) -> MultilineGrouper:
+    cond = compile_user_pattern(condition, "condition_pattern") if condition else None
+    return grouper(pattern_machine(compile_user_pattern(start, "start_pattern"), cond, mode))  # type: ignore[arg-type]
+
+
+CUSTOM = [
+    "orphan line",
+    "[2026-12-02 10:00:00] INFO order 1 accepted",
+    "  items: 3",
+    "  total: 12.50",
+    "[2026-12-02 10:00:01] WARN order 2 delayed",
+    "[2026-12-02 10:00:02] INFO order 3 accepted",
+    "  items: 1",
+]
+
+
+def messages(out: list[LogEvent]) -> list[str]:
+    return [e.message for e in out]
+
+
+def test_pattern_start_only_groups_a_custom_format() -> None:
+    out = run(pattern(r"^\[\d{4}-\d{2}-\d{2} "), events(CUSTOM))
+    assert messages(out) == [
+        "orphan line",
+        "\n".join(CUSTOM[1:4]),
+        CUSTOM[4],
+        "\n".join(CUSTOM[5:7]),
+    ]
+
+
+def test_pattern_continue_through() -> None:
+    out = run(pattern(r"^\[", r"^\s", "continue_through"), events(CUSTOM + ["not indented"]))
+    assert messages(out) == ["orphan line", "\n".join(CUSTOM[1:4]), CUSTOM[4], "\n".join(CUSTOM[5:7]), "not indented"]
+
+
+def test_pattern_continue_past() -> None:
+    lines = ["start: a \\", "b \\", "c", "d", "start: e"]
+    out = run(pattern(r"^start:", r"\\$", "continue_past"), events(lines))
+    assert messages(out) == ["start: a \\\nb \\\nc", "d", "start: e"]
+
+
+def test_pattern_halt_before() -> None:
+    lines = ["BEGIN x", "1", "2", "END", "BEGIN y", "3"]
+    out = run(pattern(r"^BEGIN", r"^(BEGIN|END)", "halt_before"), events(lines))
+    assert messages(out) == ["BEGIN x\n1\n2", "END", "BEGIN y\n3"]
+
+
+def test_pattern_halt_with() -> None:
+    lines = ["BEGIN x", "1", "END", "after", "BEGIN y", "2", "END"]
+    out = run(pattern(r"^BEGIN", r"^END$", "halt_with"), events(lines))
+    assert messages(out) == ["BEGIN x\n1\nEND", "after", "BEGIN y\n2\nEND"]
+
+
+def test_user_patterns_use_rust_syntax_and_name_the_key_when_invalid() -> None:
+    search = compile_user_pattern(r"^(?<level>[A-Z]+) \d", "start_pattern")
+    assert search("WARN 1") and not search("warn 1")
+    with pytest.raises(ValueError, match=r"^start_pattern: invalid regex at column \d+: "):
+        compile_user_pattern("^(unclosed", "start_pattern")
+    with pytest.raises(ValueError, match=r"^condition_pattern: invalid regex .*look-around"):
+        compile_user_pattern("(?=x)", "condition_pattern")
+
+
+# -- annotation values --------------------------------------------------------------------------------
+
+
+def test_annotation_values() -> None:
+    assert annotation_machine("none") is None
+    assert annotation_machine("auto") is language_machine(AUTO)
+    assert annotation_machine(" Java ") is language_machine(["java"])
+    assert annotation_machine("python,go") is language_machine(["go", "python"])
+    for bad in ("", "cobol", "java,", "pattern"):
+        if bad == "java,":
+            assert annotation_machine(bad) is language_machine(["java"])
+            continue
+        with pytest.raises(ValueError, match="expected none, auto or some of"):
+            annotation_machine(bad)
