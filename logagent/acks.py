@@ -45,7 +45,8 @@ class Batch:
     ``events`` is never mutated after the batch is sent; transforms build new
     lists. ``nbytes`` is an estimate of the raw size, used for queue budgets.
     ``ctx`` is the one FileContext every event shares, when they all share one
-    (a source batch always does), so metadata-only conditions run once a batch.
+    and none has per-record ``fields`` (a source batch always qualifies), so
+    metadata-only conditions run once a batch.
     """
 
     __slots__ = ("events", "acks", "nbytes", "ctx")

@@ -23,14 +23,19 @@ from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.http import HttpSinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
+from logagent.transforms.parse_json import ParseJsonConfig
 from logagent.transforms.route import RouteConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
-TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {"filter": FilterConfig, "route": RouteConfig}
+TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
+    "filter": FilterConfig,
+    "route": RouteConfig,
+    "parse_json": ParseJsonConfig,
+}
 SINK_KINDS: dict[str, type[msgspec.Struct]] = {"console": ConsoleSinkConfig, "http": HttpSinkConfig}
 
 SourceConfig = KubernetesLogsConfig
-TransformConfig = Union[FilterConfig, RouteConfig]
+TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig]
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig]
 
 
