@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "throughput": ("benchmarks.throughput", "lines per second through the pipeline"),
     "latency": ("benchmarks.latency", "time from a line written to the line delivered"),
     "http": ("benchmarks.http_ship", "shipping to an HTTP endpoint"),
+    "parse_json": ("benchmarks.parse_json", "throughput with parse_json on 300 B JSON messages vs without"),
 }
 
 

@@ -21,10 +21,14 @@ def encode_json(event: LogEvent) -> bytes:
     The file context's fields were encoded once; per line only the message,
     stream and timestamp are encoded, and the event's own ``fields`` if any.
     """
-    message = event.message
-    if message is None:
+    if event.message is None:
         return _encode_without_message(event)
-    parts = [event.ctx.json_head, _encode(message)]
+    return event.ctx.json_head + _after_head(event, b"}")
+
+
+def _after_head(event: LogEvent, end: bytes) -> bytes:
+    """What follows ``ctx.json_head`` for an event with a message, closed by ``end``."""
+    parts = [_encode(event.message)]
     stream = event.stream
     if stream is not None:
         parts.append(_STREAM.get(stream) or b',"stream":' + _encode(stream))
@@ -35,11 +39,10 @@ def encode_json(event: LogEvent) -> bytes:
         parts.append(b',"truncated":true')
     fields = event.fields
     if fields:
-        # {"a":1,...} without its opening brace continues the record and closes it
+        # {"a":1,...} without its braces continues the record
         parts.append(b",")
-        parts.append(_encode(fields)[1:])
-    else:
-        parts.append(b"}")
+        parts.append(_encode(fields)[1:-1])
+    parts.append(end)
     return b"".join(parts)
 
 
@@ -88,7 +91,8 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
     """The pieces of ``encode_ndjson`` in order, not joined (for ``os.writev``).
 
     One pass: a common record (a known stream, a timestamp, not truncated, no
-    per-record ``fields``) is two parts, its message and timestamp the only encoder calls. The file's
+    per-record ``fields``) is two parts, its message and timestamp the only
+    encoder calls; any record with a message is two parts. The file's
     pre-encoded fields (often most of a record's bytes) are referenced, not
     copied; the small rest of the record is joined into one part, because each
     ``writev`` (at most IOV_MAX parts) costs the console sink's writer thread a
@@ -102,8 +106,17 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
     for event in events:
         tail = tails.get(event.stream)  # type: ignore[arg-type]
         timestamp = event.timestamp
-        if tail is not None and timestamp is not None and not event.truncated and event.fields is None:
-            parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b"}\n")))
+        if tail is not None and timestamp is not None and not event.truncated:
+            fields = event.fields
+            if fields is None:
+                parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b"}\n")))
+                continue
+            if fields and event.message is not None:
+                parts += (event.ctx.json_head,
+                          join((encode(event.message), tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
+                continue
+        if event.message is not None:
+            parts += (event.ctx.json_head, _after_head(event, b"}\n"))
         else:
-            parts += (encode_json(event), b"\n")
+            parts += (_encode_without_message(event), b"\n")
     return parts

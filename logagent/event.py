@@ -12,11 +12,13 @@ as every event a source makes) costs nothing extra anywhere.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
 
 _json_encode = msgspec.json.Encoder().encode
+_json_decode = msgspec.json.Decoder().decode
 
 #: Top-level keys whose value differs from line to line. Any other key comes
 #: from the file's context (and is the same for every line of that file) or
@@ -67,6 +69,11 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     encoders can take the fast way on ``fields is None`` alone. Events are
     never changed once made: a transform makes a new event (one event may sit
     in several batches of different branches).
+
+    A value directly under a key of ``fields`` may be a ``msgspec.Raw``: the
+    text of a JSON object, already validated and without raw line breaks,
+    not decoded yet. Encoders embed it as written; :meth:`get` and
+    :meth:`to_dict` (and so conditions) see it decoded (see :func:`resolve`).
     """
 
     message: str | None
@@ -81,7 +88,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if key == "message":
             message = self.message
             if message is None and self.fields is not None:
-                return self.fields.get("message")
+                return resolve(self.fields.get("message"))
             return message
         if key == "stream":
             return self.stream
@@ -91,7 +98,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
             return True if self.truncated else None
         fields = self.fields
         if fields is not None and key in fields:
-            return fields[key]
+            return resolve(fields[key])
         return self.ctx.fields.get(key)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,8 +113,31 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if self.truncated:
             record["truncated"] = True
         if self.fields:
-            record.update(self.fields)
+            record.update(resolved(self.fields))
         return record
 
     def __repr__(self) -> str:
         return f"LogEvent({self.to_dict()!r})"
+
+
+def resolve(value: Any) -> Any:
+    """A value of ``LogEvent.fields`` as plain JSON values: a ``msgspec.Raw`` is decoded (each time).
+
+    Not cached: the event is shared and its record must encode the same
+    whether or not a condition looked at it first.
+    """
+    if type(value) is not msgspec.Raw:
+        return value
+    try:
+        return _json_decode(value)
+    except msgspec.DecodeError:
+        # valid JSON that msgspec will not decode: a number beyond the float range
+        return json.loads(bytes(value))
+
+
+def resolved(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with every ``msgspec.Raw`` value decoded (the same dict when there is none)."""
+    for value in fields.values():
+        if type(value) is msgspec.Raw:
+            return {key: resolve(value) for key, value in fields.items()}
+    return fields

@@ -19,6 +19,8 @@ DEFAULT_OUTPUT = ""
 
 #: per-line keys that are LogEvent attributes holding exactly what ``get`` returns
 EVENT_ATTRIBUTES = frozenset({"message", "stream", "timestamp"})
+_FIELDS = attrgetter("fields")
+_CTX = attrgetter("ctx")
 
 
 class Transform(abc.ABC):
@@ -79,11 +81,17 @@ class BatchCondition:
         if self.metadata_only:
             if batch.ctx is not None:  # one context, no per-record fields (see Batch)
                 return (events, []) if self._memo(batch.ctx) else ([], events)
+            top_keys = self.top_keys
+            # in C: do the records' own fields (from parse_json) hold no key the condition reads?
+            if all(map(top_keys.isdisjoint, filter(None, map(_FIELDS, events)))):
+                contexts = set(map(_CTX, events))
+                if len(contexts) == 1:
+                    return (events, []) if self._memo(contexts.pop()) else ([], events)
+                top_keys = frozenset()  # nothing to check per record below
             matched: list[LogEvent] = []
             unmatched: list[LogEvent] = []
             last_ctx = None
             verdict = False
-            top_keys = self.top_keys
             for event in events:
                 fields = event.fields
                 if fields is not None and not top_keys.isdisjoint(fields):

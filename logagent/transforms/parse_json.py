@@ -15,7 +15,7 @@ import msgspec
 
 from logagent.acks import Batch
 from logagent.conditions.paths import make_getter
-from logagent.event import PER_LINE_KEYS, LogEvent
+from logagent.event import PER_LINE_KEYS, LogEvent, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
@@ -25,6 +25,21 @@ FIELD_MISSING = "field_missing"
 NOT_AN_OBJECT = "not_json_object"
 TARGET_CONFLICT = "target_conflict"
 MERGE = "."
+
+
+class _AnyObject(msgspec.Struct):
+    """Decoding into a Struct without fields checks that the text is one JSON object and builds nothing."""
+
+
+_validate_object = msgspec.json.Decoder(_AnyObject).decode
+
+
+def _is_object(text: str) -> bool:
+    try:
+        _validate_object(text)
+    except (msgspec.DecodeError, UnicodeError):
+        return False
+    return True
 
 
 class ParseJsonConfig(msgspec.Struct, tag="parse_json", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -68,28 +83,72 @@ class ParseJsonTransform(Transform):
         self._from_message = self.field == ("message",)
         self._decode = msgspec.json.Decoder().decode
         # the common shapes, done without a Draft: the message into one new top-level key, or merged
-        plain = self._from_message and not self.drop_field
-        self._into_key = self.target[0] if plain and self.target is not None and len(self.target) == 1 else None
-        self._plain_merge = plain and merge
+        single = self.target is not None and len(self.target) == 1
+        self._into_key = self.target[0] if self._from_message and single else None  # type: ignore[index]
+        self._plain_merge = self._from_message and not self.drop_field and merge
 
     def process(self, batch: Batch) -> list[tuple[str, Batch]]:
         events = batch.events
         self.events_in += len(events)
         self.events_out += len(events)
+        if self._into_key is not None:
+            out, changed = self._message_into_key(batch, self._into_key)
+        else:
+            out, changed = [], False
+            for event in events:
+                new = self._parse(event)
+                out.append(event if new is None else new)
+                changed = changed or new is not None
+        if not changed:
+            return [(DEFAULT_OUTPUT, batch)]
+        # no shared context any more: a batch's ctx promises events without per-record fields
+        return [(DEFAULT_OUTPUT, Batch(out, batch.acks, batch.nbytes, None))]
+
+    def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
+        """The hot loop for ``target: <key>`` on the message.
+
+        A message that is an object's text is validated, not decoded: the
+        record holds it as ``msgspec.Raw`` (see LogEvent), which encoders copy
+        as is and readers decode. A text with a line break (JSON whitespace,
+        e.g. a multiline record) is decoded, so that encoders never write one
+        into a JSON line. Any other case takes the general way.
+        """
+        drop = self.drop_field
+        validate = _validate_object
+        raw = msgspec.Raw
         out: list[LogEvent] = []
         changed = False
-        for event in events:
-            obj = self._object(event)
-            new = None if obj is None else self._apply(event, obj)
+        # a batch's ctx promises one context and no per-record fields: then only the message needs a look
+        simple = batch.ctx is not None and key not in batch.ctx.fields
+        for event in batch.events:
+            text = event.message
+            if (
+                (simple or (text is not None and event.fields is None and key not in event.ctx.fields))
+                and text[:1] == "{"  # type: ignore[index]
+                and "\n" not in text  # type: ignore[operator]
+            ):
+                try:
+                    validate(text)
+                except (msgspec.DecodeError, UnicodeError):
+                    self.errors[NOT_AN_OBJECT] += 1
+                    out.append(event)
+                    continue
+                out.append(LogEvent(None if drop else text, event.stream, event.timestamp, event.ctx, event.truncated,
+                                    {key: raw(text)}))
+                changed = True
+                continue
+            new = self._parse(event)
             if new is None:
                 out.append(event)
             else:
                 out.append(new)
                 changed = True
-        if not changed:
-            return [(DEFAULT_OUTPUT, batch)]
-        # no shared context any more: a batch's ctx promises events without per-record fields
-        return [(DEFAULT_OUTPUT, Batch(out, batch.acks, batch.nbytes, None))]
+        return out, changed
+
+    def _parse(self, event: LogEvent) -> LogEvent | None:
+        """The general way: decode the field, then edit a draft of the record."""
+        obj = self._object(event)
+        return None if obj is None else self._apply(event, obj)
 
     def _object(self, event: LogEvent) -> dict[str, Any] | None:
         """The field's JSON object, or None (counted) when it does not hold one."""
@@ -102,10 +161,12 @@ class ParseJsonTransform(Transform):
             return None
         try:
             obj = self._decode(text)
+        except msgspec.ValidationError:
+            # valid JSON msgspec will not decode (a number beyond the float range): as the hot loop takes it
+            obj = resolve(msgspec.Raw(text)) if _is_object(text) else None
         except (msgspec.DecodeError, UnicodeError):
-            self.errors[NOT_AN_OBJECT] += 1
-            return None
-        if type(obj) is not dict:  # cannot happen after "{", unless the decoder changes
+            obj = None
+        if type(obj) is not dict:
             self.errors[NOT_AN_OBJECT] += 1
             return None
         return obj
@@ -116,7 +177,8 @@ class ParseJsonTransform(Transform):
             ctx = event.ctx
             key = self._into_key
             if key is not None and key not in ctx.fields:
-                return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated, {key: obj})
+                message = None if self.drop_field else event.message
+                return LogEvent(message, event.stream, event.timestamp, ctx, event.truncated, {key: obj})
             if self._plain_merge:
                 blocked = blocked_keys(ctx)
                 fields = obj if blocked.isdisjoint(obj) else {k: v for k, v in obj.items() if k not in blocked}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from logagent.event import PER_LINE_KEYS, SOURCE_KEYS, FileContext, LogEvent
+from logagent.event import PER_LINE_KEYS, SOURCE_KEYS, FileContext, LogEvent, resolved
 
 Path = tuple[str, ...]
 
@@ -30,7 +30,7 @@ class Draft:
     def __init__(self, event: LogEvent) -> None:
         self.message = event.message
         self.ctx = event.ctx
-        self.fields: dict[str, Any] = dict(event.fields) if event.fields else {}
+        self.fields: dict[str, Any] = dict(resolved(event.fields)) if event.fields else {}
 
     def event(self, like: LogEvent) -> LogEvent:
         """The edited record with ``like``'s stream, timestamp and truncation."""
