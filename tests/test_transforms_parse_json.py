@@ -382,3 +382,41 @@ sinks:
     assert get("logagent_component_sent_events_total", labels) == 3
     assert b"logagent_component_errors_total" in generate_latest(registry)
     assert not collector.missing_attributes
+
+
+@pytest.mark.parametrize("drop_field", [False, True])
+def test_a_batch_of_objects_takes_the_batch_way_with_the_same_records(drop_field: bool) -> None:
+    ctx = context()
+    texts = [json.dumps({"i": i, "level": "info"}) for i in range(5)] + [' {"lead": "space"}']
+    events = [event(x, ctx, stream="stderr" if i % 2 else "stdout") for i, x in enumerate(texts)]
+    events[3] = LogEvent(texts[3], None, None, ctx, True)
+    t = transform("parsed", drop_field=drop_field)
+    whole = run(t, events, ctx)  # one context: the C-level way
+    one_by_one = [one(transform("parsed", drop_field=drop_field), e) for e in events]  # no batch ctx
+    assert [record(e) for e in whole] == [record(e) for e in one_by_one]
+    assert [e.get("parsed") for e in whole] == [json.loads(x) for x in texts]
+    assert all(e.message is None for e in whole) if drop_field else [e.message for e in whole] == texts
+    assert whole[3].truncated and whole[3].stream is None and not t.errors
+    # one line that is not an object, or one with a line break: record by record, the same results
+    mixed = run(t, events + [event("plain", ctx), event('{"a":\n1}', ctx)], ctx)
+    assert [record(e) for e in mixed[:6]] == [record(e) for e in whole]
+    assert mixed[6].message == "plain" and mixed[6].fields is None
+    assert mixed[7].get("parsed") == {"a": 1} and b"\n" not in encode_json(mixed[7])
+    assert t.errors == {"not_json_object": 1}
+    # a context that already has the target key: record by record, and the key is replaced per record
+    clash = FileContext({"parsed": "from the context", "file": FILE})
+    out = run(transform("parsed"), [event('{"a": 1}', clash)], clash)
+    assert record(out[0])["parsed"] == {"a": 1} and clash.fields["parsed"] == "from the context"
+
+
+def test_a_metadata_condition_still_runs_once_per_context_after_parse_json() -> None:
+    ctx = context()
+    parsed = run(transform("parsed"), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)
+    keep = FilterTransform("f", FilterConfig(inputs=["p"], condition='.kubernetes.pod_name == "web-0"'))
+    calls = []
+    inner = keep._batch_condition.condition
+    keep._batch_condition.condition = lambda record: calls.append(1) or inner(record)  # type: ignore[assignment]
+    assert run(keep, parsed) == parsed
+    other = FileContext(dict(ctx.fields, kubernetes={"pod_name": "db-0"}))
+    assert run(keep, parsed + [event("y", other)]) == parsed
+    assert len(calls) == 2  # once per context, although every record but one has its own fields

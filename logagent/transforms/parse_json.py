@@ -8,7 +8,9 @@ never changed); a record left as it was is passed on as the same object.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
+from itertools import repeat
+from operator import attrgetter, contains
 from typing import Any
 
 import msgspec
@@ -19,6 +21,11 @@ from logagent.event import PER_LINE_KEYS, LogEvent, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
+
+_MESSAGE = attrgetter("message")
+_STREAM = attrgetter("stream")
+_TIMESTAMP = attrgetter("timestamp")
+_TRUNCATED = attrgetter("truncated")
 
 #: reasons a record is passed on unparsed (the ``reason`` label of the error counter)
 FIELD_MISSING = "field_missing"
@@ -91,8 +98,12 @@ class ParseJsonTransform(Transform):
         events = batch.events
         self.events_in += len(events)
         self.events_out += len(events)
-        if self._into_key is not None:
-            out, changed = self._message_into_key(batch, self._into_key)
+        key = self._into_key
+        whole = self._whole_batch_into_key(batch, key) if key is not None and batch.ctx is not None else None
+        if whole is not None:
+            return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None))]
+        if key is not None:
+            out, changed = self._message_into_key(batch, key)
         else:
             out, changed = [], False
             for event in events:
@@ -103,6 +114,29 @@ class ParseJsonTransform(Transform):
             return [(DEFAULT_OUTPUT, batch)]
         # no shared context any more: a batch's ctx promises events without per-record fields
         return [(DEFAULT_OUTPUT, Batch(out, batch.acks, batch.nbytes, None))]
+
+    def _whole_batch_into_key(self, batch: Batch, key: str) -> list[LogEvent] | None:
+        """``_message_into_key`` for a batch whose every message is an object's text, in C-level loops.
+
+        None when it does not apply (some message is not an object, or has a
+        line break): the caller then goes record by record. ``batch.ctx`` is
+        set, so no event has per-record fields.
+        """
+        ctx = batch.ctx
+        events = batch.events
+        if ctx is None or key in ctx.fields or not events:
+            return None
+        texts = list(map(_MESSAGE, events))
+        try:
+            deque(map(_validate_object, texts), maxlen=0)
+        except (msgspec.DecodeError, UnicodeError):
+            return None
+        if any(map(contains, texts, repeat("\n"))):
+            return None
+        messages = repeat(None) if self.drop_field else texts
+        fields = map(dict.fromkeys, repeat((key,)), map(msgspec.Raw, texts))
+        return list(map(LogEvent, messages, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                        map(_TRUNCATED, events), fields))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
