@@ -118,7 +118,7 @@ def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, parse_ta
                           kubernetes=kubernetes, pipeline=pipeline(parse_target, place))
     args = agent_args(config)
     if profile is not None:
-        args = [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "250", "-f", "raw", "-o",
+        args = [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "1000", "-f", "raw", "-o",
                 str(profile), "--"] + args
     stderr_path = workdir / f"agent-{tag}.stderr"
     with open(stdout_path or "/dev/null", "wb") as out:

@@ -23,9 +23,6 @@ from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
 
 _MESSAGE = attrgetter("message")
-_STREAM = attrgetter("stream")
-_TIMESTAMP = attrgetter("timestamp")
-_TRUNCATED = attrgetter("truncated")
 
 #: reasons a record is passed on unparsed (the ``reason`` label of the error counter)
 FIELD_MISSING = "field_missing"
@@ -116,7 +113,7 @@ class ParseJsonTransform(Transform):
         return [(DEFAULT_OUTPUT, Batch(out, batch.acks, batch.nbytes, None))]
 
     def _whole_batch_into_key(self, batch: Batch, key: str) -> list[LogEvent] | None:
-        """``_message_into_key`` for a batch whose every message is an object's text, in C-level loops.
+        """``_message_into_key`` for a batch whose every message is an object's text, in fewer steps.
 
         None when it does not apply (some message is not an object, or has a
         line break): the caller then goes record by record. ``batch.ctx`` is
@@ -133,10 +130,10 @@ class ParseJsonTransform(Transform):
             return None
         if any(map(contains, texts, repeat("\n"))):
             return None
-        messages = repeat(None) if self.drop_field else texts
-        fields = map(dict.fromkeys, repeat((key,)), map(msgspec.Raw, texts))
-        return list(map(LogEvent, messages, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
-                        map(_TRUNCATED, events), fields))
+        raw = msgspec.Raw
+        if self.drop_field:
+            return [LogEvent(None, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
+        return [LogEvent(t, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
