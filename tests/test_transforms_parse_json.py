@@ -420,3 +420,26 @@ def test_a_metadata_condition_still_runs_once_per_context_after_parse_json() -> 
     other = FileContext(dict(ctx.fields, kubernetes={"pod_name": "db-0"}))
     assert run(keep, parsed + [event("y", other)]) == parsed
     assert len(calls) == 2  # once per context, although every record but one has its own fields
+
+
+def test_a_batch_of_objects_keeps_its_context_promise_for_other_keys() -> None:
+    ctx = context()
+    texts = ['{"level": "error"}', '{"level": "info"}', '{"level": "error", "x": 1}']
+    [(_, out)] = transform("parsed").process(Batch([event(x, ctx) for x in texts], [AckGroup()], 10, ctx))
+    assert out.ctx is None and out.ctx_with_fields == (ctx, frozenset({"parsed"}))
+    calls = []
+    pod = FilterTransform("f", FilterConfig(inputs=["p"], condition='.kubernetes.pod_name == "web-0"'))
+    inner = pod._batch_condition.condition
+    pod._batch_condition.condition = lambda record: calls.append(1) or inner(record)  # type: ignore[assignment]
+    [(_, kept)] = pod.process(out)
+    assert kept.events == out.events and len(calls) == 1
+    # a condition reading the target key is evaluated per record, whatever the promise
+    errors = FilterTransform("g", FilterConfig(inputs=["p"], condition='.parsed.level == "error"'))
+    assert errors._batch_condition.metadata_only
+    [(_, got)] = errors.process(out)
+    assert [e.message for e in got.events] == [texts[0], texts[2]]
+    assert got.ctx_with_fields == out.ctx_with_fields  # subsets keep the promise
+    route = RouteTransform("r", RouteConfig(inputs=["p"], route={"err": '.parsed.level == "error"',
+                                                                 "web": '.kubernetes.pod_name == "web-0"'}))
+    routed = {port: [e.message for e in b.events] for port, b in route.process(got)}
+    assert routed == {"err": [texts[0], texts[2]], "web": [texts[0], texts[2]]}

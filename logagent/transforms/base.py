@@ -81,6 +81,9 @@ class BatchCondition:
         if self.metadata_only:
             if batch.ctx is not None:  # one context, no per-record fields (see Batch)
                 return (events, []) if self._memo(batch.ctx) else ([], events)
+            shared = batch.ctx_with_fields
+            if shared is not None and self.top_keys.isdisjoint(shared[1]):
+                return (events, []) if self._memo(shared[0]) else ([], events)
             top_keys = self.top_keys
             # in C: do the records' own fields (from parse_json) hold no key the condition reads?
             if all(map(top_keys.isdisjoint, filter(None, map(_FIELDS, events)))):

@@ -90,6 +90,7 @@ class ParseJsonTransform(Transform):
         single = self.target is not None and len(self.target) == 1
         self._into_key = self.target[0] if self._from_message and single else None  # type: ignore[index]
         self._plain_merge = self._from_message and not self.drop_field and merge
+        self._target_keys = frozenset(self.target[:1] if self.target else ())
 
     def process(self, batch: Batch) -> list[tuple[str, Batch]]:
         events = batch.events
@@ -97,8 +98,8 @@ class ParseJsonTransform(Transform):
         self.events_out += len(events)
         key = self._into_key
         whole = self._whole_batch_into_key(batch, key) if key is not None and batch.ctx is not None else None
-        if whole is not None:
-            return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None))]
+        if whole is not None:  # one context still, and records hold only the target key
+            return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None, (batch.ctx, self._target_keys)))]
         if key is not None:
             out, changed = self._message_into_key(batch, key)
         else:
