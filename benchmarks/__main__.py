@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "crash": ("benchmarks.crash", "lines lost/duplicated when the agent is killed and restarted under rotation"),
     "backends": ("benchmarks.backends", "elasticsearch, loki, opentelemetry sinks vs the http sink"),
     "multiline": ("benchmarks.multiline", "cost of multiline mode auto on lines without traces vs mode none"),
+    "parse_json": ("benchmarks.parse_json", "throughput with parse_json on 300 B JSON messages vs without"),
 }
 
 

@@ -45,10 +45,15 @@ class Batch:
     ``events`` is never mutated after the batch is sent; transforms build new
     lists. ``nbytes`` is an estimate of the raw size, used for queue budgets.
     ``ctx`` is the one FileContext every event shares, when they all share one
-    (a source batch always does), so metadata-only conditions run once a batch.
+    and none has per-record ``fields`` (a source batch always qualifies), so
+    metadata-only conditions run once a batch. ``ctx_with_fields`` is
+    ``(ctx, keys)`` when every event shares ``ctx`` and its own ``fields``
+    hold no top-level key outside ``keys`` (a parse_json batch), so conditions
+    reading none of ``keys`` also run once a batch. Both are promises: a
+    transform that does not know them leaves them None, which is always safe.
     """
 
-    __slots__ = ("events", "acks", "nbytes", "ctx")
+    __slots__ = ("events", "acks", "nbytes", "ctx", "ctx_with_fields")
 
     def __init__(
         self,
@@ -56,11 +61,13 @@ class Batch:
         acks: Sequence[AckGroup],
         nbytes: int,
         ctx: FileContext | None = None,
+        ctx_with_fields: tuple[FileContext, frozenset[str]] | None = None,
     ) -> None:
         self.events = events
         self.acks = acks
         self.nbytes = nbytes
         self.ctx = ctx
+        self.ctx_with_fields = ctx_with_fields
 
     def acquire(self, n: int = 1) -> None:
         for group in self.acks:

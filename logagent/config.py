@@ -26,10 +26,15 @@ from logagent.sinks.loki import LokiSinkConfig
 from logagent.sinks.opentelemetry import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
+from logagent.transforms.parse_json import ParseJsonConfig
 from logagent.transforms.route import RouteConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
-TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {"filter": FilterConfig, "route": RouteConfig}
+TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
+    "filter": FilterConfig,
+    "route": RouteConfig,
+    "parse_json": ParseJsonConfig,
+}
 SINK_KINDS: dict[str, type[msgspec.Struct]] = {
     "console": ConsoleSinkConfig,
     "http": HttpSinkConfig,
@@ -39,7 +44,7 @@ SINK_KINDS: dict[str, type[msgspec.Struct]] = {
 }
 
 SourceConfig = KubernetesLogsConfig
-TransformConfig = Union[FilterConfig, RouteConfig]
+TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig]
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
 
 

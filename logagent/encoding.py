@@ -11,15 +11,24 @@ from logagent.event import LogEvent
 _encode = msgspec.json.Encoder().encode
 _STREAM = {"stdout": b',"stream":"stdout"', "stderr": b',"stream":"stderr"'}
 _STREAM_THEN_TIMESTAMP = {stream: part + b',"timestamp":' for stream, part in _STREAM.items()}
+_MESSAGE_KEY = b',"message":'
+
 
 
 def encode_json(event: LogEvent) -> bytes:
-    """One event as a compact JSON object (no trailing newline).
+    """One event as a compact JSON object (no trailing newline): the complete record.
 
     The file context's fields were encoded once; per line only the message,
-    stream and timestamp are encoded.
+    stream and timestamp are encoded, and the event's own ``fields`` if any.
     """
-    parts = [event.ctx.json_head, _encode(event.message)]
+    if event.message is None:
+        return _encode_without_message(event)
+    return event.ctx.json_head + _after_head(event, b"}")
+
+
+def _after_head(event: LogEvent, end: bytes) -> bytes:
+    """What follows ``ctx.json_head`` for an event with a message, closed by ``end``."""
+    parts = [_encode(event.message)]
     stream = event.stream
     if stream is not None:
         parts.append(_STREAM.get(stream) or b',"stream":' + _encode(stream))
@@ -28,13 +37,46 @@ def encode_json(event: LogEvent) -> bytes:
         parts.append(_encode(event.timestamp))
     if event.truncated:
         parts.append(b',"truncated":true')
-    parts.append(b"}")
+    fields = event.fields
+    if fields:
+        # {"a":1,...} without its braces continues the record
+        parts.append(b",")
+        parts.append(_encode(fields)[1:-1])
+    parts.append(end)
+    return b"".join(parts)
+
+
+def _encode_without_message(event: LogEvent) -> bytes:
+    """``encode_json`` for a record whose message was dropped by a transform."""
+    head = event.ctx.json_head
+    # the head is b'{<context fields>,"message":' or, with no context fields, b'{"message":'
+    parts = [head[: -len(_MESSAGE_KEY)] if event.ctx.fields else b"{"]
+    if event.stream is not None:
+        parts.append(b',"stream":' + _encode(event.stream))
+    if event.timestamp is not None:
+        parts.append(b',"timestamp":' + _encode(event.timestamp))
+    if event.truncated:
+        parts.append(b',"truncated":true')
+    if event.fields:
+        parts.append(b"," + _encode(event.fields)[1:])
+    else:
+        parts.append(b"}")
+    if not event.ctx.fields and len(parts) > 1 and parts[1].startswith(b","):
+        parts[1] = parts[1][1:]  # the first key after a bare "{"
     return b"".join(parts)
 
 
 def encode_text(event: LogEvent) -> bytes:
-    """The message only, as UTF-8 (no trailing newline)."""
-    return event.message.encode("utf-8", "surrogateescape")
+    """The message only, as UTF-8 (no trailing newline).
+
+    A record without a string message (a transform dropped it, or replaced it
+    with a JSON value) gives that value as JSON, or nothing when there is none.
+    """
+    message = event.message
+    if message is None:
+        value = event.get("message")
+        return b"" if value is None else _encode(value)
+    return message.encode("utf-8", "surrogateescape")
 
 
 def encode_ndjson(events: Iterable[LogEvent]) -> bytes:
@@ -48,8 +90,9 @@ def encode_ndjson(events: Iterable[LogEvent]) -> bytes:
 def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
     """The pieces of ``encode_ndjson`` in order, not joined (for ``os.writev``).
 
-    One pass: a common record (a known stream, a timestamp, not truncated) is
-    two parts, its message and timestamp the only encoder calls. The file's
+    One pass: a common record (a known stream, a timestamp, not truncated, no
+    per-record ``fields``) is two parts, its message and timestamp the only
+    encoder calls; any record with a message is two parts. The file's
     pre-encoded fields (often most of a record's bytes) are referenced, not
     copied; the small rest of the record is joined into one part, because each
     ``writev`` (at most IOV_MAX parts) costs the console sink's writer thread a
@@ -64,7 +107,16 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
         tail = tails.get(event.stream)  # type: ignore[arg-type]
         timestamp = event.timestamp
         if tail is not None and timestamp is not None and not event.truncated:
-            parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b"}\n")))
+            fields = event.fields
+            if fields is None:
+                parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b"}\n")))
+                continue
+            if fields and event.message is not None:
+                parts += (event.ctx.json_head,
+                          join((encode(event.message), tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
+                continue
+        if event.message is not None:
+            parts += (event.ctx.json_head, _after_head(event, b"}\n"))
         else:
-            parts += (encode_json(event), b"\n")
+            parts += (_encode_without_message(event), b"\n")
     return parts

@@ -4,26 +4,37 @@ Everything that is the same for every line of one file under one version of its
 metadata lives in a shared :class:`FileContext`; a :class:`LogEvent` holds only
 what differs per line. Conditions read events through :meth:`LogEvent.get`, sinks
 encode them with :func:`logagent.encoding.encode_json`.
+
+A transform that adds fields to single records (``parse_json``) gives the new
+event a per-record ``fields`` dict; an event without one (``fields`` is None,
+as every event a source makes) costs nothing extra anywhere.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
 
 _json_encode = msgspec.json.Encoder().encode
+_json_decode = msgspec.json.Decoder().decode
 
 #: Top-level keys whose value differs from line to line. Any other key comes
-#: from the file's context and is the same for every line of that file.
+#: from the file's context (and is the same for every line of that file) or
+#: from the event's own ``fields``.
 PER_LINE_KEYS = frozenset({"message", "stream", "timestamp", "truncated"})
+
+#: Per-line keys only the source sets: never taken from an event's ``fields``.
+SOURCE_KEYS = frozenset({"stream", "timestamp", "truncated"})
 
 
 class FileContext:
     """Fields shared by every line of a file for one version of its metadata.
 
     Never mutated after construction except for ``memo``, a cache of results of
-    conditions that read only these fields (keyed by the condition object).
+    conditions that read only these fields (keyed by the condition object), and
+    of contexts derived from this one by transforms (keyed by a tuple).
     """
 
     __slots__ = ("fields", "json_head", "memo")
@@ -32,7 +43,7 @@ class FileContext:
         self.fields = fields
         #: what precedes every record's encoded message: b'{"file":"...","message":'
         self.json_head: bytes = _json_encode(fields)[:-1] + b',"message":' if fields else b'{"message":'
-        self.memo: dict[object, bool] = {}
+        self.memo: dict[object, Any] = {}
 
     def get(self, key: str) -> Any:
         return self.fields.get(key)
@@ -44,39 +55,89 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     A msgspec Struct: created in C (the source makes one per line), and with
     ``gc=False`` never tracked by the cyclic garbage collector, so millions of
     short-lived events do not trigger collections. That is safe because an
-    event never takes part in a reference cycle (it points to strings and to
-    its FileContext, which never points back). ``eq=False``: events compare by
-    identity, as plain objects do.
+    event never takes part in a reference cycle (it points to strings, to its
+    FileContext, which never points back, and to ``fields``, which holds only
+    JSON values). ``eq=False``: events compare by identity, as plain objects do.
+
+    The record is, in this order: ``ctx.fields``, ``message`` (left out when
+    None: a transform dropped it), ``stream``, ``timestamp``, ``truncated``
+    (each left out when None/False), then ``fields``: top-level keys of this
+    record alone. ``fields`` never holds a key of ``ctx.fields``, nor
+    ``stream``/``timestamp``/``truncated``, nor ``message`` unless ``message``
+    is None (a transform then put a non-string message there). It is None,
+    never empty, when there is nothing in it and ``message`` is a string, so
+    encoders can take the fast way on ``fields is None`` alone. Events are
+    never changed once made: a transform makes a new event (one event may sit
+    in several batches of different branches).
+
+    A value directly under a key of ``fields`` may be a ``msgspec.Raw``: the
+    text of a JSON object, already validated and without raw line breaks,
+    not decoded yet. Encoders embed it as written; :meth:`get` and
+    :meth:`to_dict` (and so conditions) see it decoded (see :func:`resolve`).
     """
 
-    message: str
+    message: str | None
     stream: str | None
     timestamp: str | None
     ctx: FileContext
     truncated: bool = False
+    fields: dict[str, Any] | None = None
 
     def get(self, key: str) -> Any:
         """Top-level field lookup used by conditions; a missing field is None."""
         if key == "message":
-            return self.message
+            message = self.message
+            if message is None and self.fields is not None:
+                return resolve(self.fields.get("message"))
+            return message
         if key == "stream":
             return self.stream
         if key == "timestamp":
             return self.timestamp
         if key == "truncated":
             return True if self.truncated else None
+        fields = self.fields
+        if fields is not None and key in fields:
+            return resolve(fields[key])
         return self.ctx.fields.get(key)
 
     def to_dict(self) -> dict[str, Any]:
+        """The complete record as a new dict (nested values are shared, not copied)."""
         record = dict(self.ctx.fields)
-        record["message"] = self.message
+        if self.message is not None:
+            record["message"] = self.message
         if self.stream is not None:
             record["stream"] = self.stream
         if self.timestamp is not None:
             record["timestamp"] = self.timestamp
         if self.truncated:
             record["truncated"] = True
+        if self.fields:
+            record.update(resolved(self.fields))
         return record
 
     def __repr__(self) -> str:
         return f"LogEvent({self.to_dict()!r})"
+
+
+def resolve(value: Any) -> Any:
+    """A value of ``LogEvent.fields`` as plain JSON values: a ``msgspec.Raw`` is decoded (each time).
+
+    Not cached: the event is shared and its record must encode the same
+    whether or not a condition looked at it first.
+    """
+    if type(value) is not msgspec.Raw:
+        return value
+    try:
+        return _json_decode(value)
+    except msgspec.DecodeError:
+        # valid JSON that msgspec will not decode: a number beyond the float range
+        return json.loads(bytes(value))
+
+
+def resolved(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with every ``msgspec.Raw`` value decoded (the same dict when there is none)."""
+    for value in fields.values():
+        if type(value) is msgspec.Raw:
+            return {key: resolve(value) for key, value in fields.items()}
+    return fields

@@ -32,6 +32,7 @@ from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkCon
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.filter import FilterConfig, FilterTransform
+from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
 from logagent.transforms.route import RouteConfig, RouteTransform
 
 log = structlog.get_logger(__name__)
@@ -81,6 +82,8 @@ class Topology:
                 self.transforms[cid] = FilterTransform(cid, tcfg)
             elif isinstance(tcfg, RouteConfig):
                 self.transforms[cid] = RouteTransform(cid, tcfg)
+            elif isinstance(tcfg, ParseJsonConfig):
+                self.transforms[cid] = ParseJsonTransform(cid, tcfg)
         self.sinks: dict[str, Sink] = {}
         for cid, scfg in config.sinks.items():
             if isinstance(scfg, ConsoleSinkConfig):

@@ -170,6 +170,7 @@ class TopologyCollector(Collector):
             self._components,
             self._sources,
             self._conditions,
+            self._transform_errors,
             self._queues,
             self._sinks,
             self._kube,
@@ -259,6 +260,18 @@ class TopologyCollector(Collector):
                 conditions.append(single)
             if conditions:
                 family.add_metric([cid, _kind(transform)], sum(getattr(c, "runtime_errors", 0) for c in conditions))
+        return [family]
+
+    def _transform_errors(self) -> list[Metric]:
+        family = CounterMetricFamily(
+            "logagent_component_errors",
+            "Records a transform could not process and passed on unchanged, by reason "
+            "(parse_json: field_missing, not_json_object, target_conflict).",
+            labels=[*_COMPONENT, "reason"],
+        )
+        for cid, transform in _mapping(self.topology, "transforms").items():
+            for reason, count in _counts(getattr(transform, "errors", None)).items():
+                family.add_metric([cid, _kind(transform), str(reason)], count)
         return [family]
 
     def _queues(self) -> list[Metric]:

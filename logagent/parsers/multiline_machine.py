@@ -15,7 +15,7 @@ A rule whose target is ``DONE`` completes the group with the line it takes.
 Patterns given by users (``start_pattern``, ``condition_pattern``) are
 compiled by :func:`compile_user_pattern` only, so the regex engine can be
 changed in one place. They are read in Vector's (Rust ``regex``) syntax,
-through the translator the conditions use.
+with RE2, the engine the conditions use (linear time).
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from logagent.conditions.errors import ConditionSyntaxError
-from logagent.conditions.regex import translate_regex
+from logagent.conditions.regex import RegexError, compile_regex
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1
@@ -42,10 +41,11 @@ def compile_user_pattern(text: str, key: str) -> Search:
     not compile, so the config error names the key.
     """
     try:
-        return translate_regex(text, text, 0).search
-    except ConditionSyntaxError as exc:
-        reason = exc.reason.removeprefix("regex: ")
-        raise ValueError(f"{key}: invalid regex at column {exc.column}: {reason}") from None
+        search = compile_regex(text).search
+    except RegexError as exc:
+        raise ValueError(f"{key}: invalid regex at column {exc.index + 1}: {exc.reason}") from None
+    # RE2's search answers a bool; the rules read "no match" as None.
+    return lambda line: True if search(line) else None
 
 
 class Rule:

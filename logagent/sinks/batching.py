@@ -50,7 +50,8 @@ def encode_record(event: LogEvent) -> bytes | None:
         pass
     try:
         clean = LogEvent(
-            _sanitize(event.message) or "", _sanitize(event.stream), _sanitize(event.timestamp), event.ctx, event.truncated
+            _sanitize(event.message), _sanitize(event.stream), _sanitize(event.timestamp), event.ctx, event.truncated,
+            event.fields,
         )
         return encode_json(clean)
     except (UnicodeEncodeError, UnicodeDecodeError, TypeError, ValueError):

@@ -19,6 +19,8 @@ DEFAULT_OUTPUT = ""
 
 #: per-line keys that are LogEvent attributes holding exactly what ``get`` returns
 EVENT_ATTRIBUTES = frozenset({"message", "stream", "timestamp"})
+_FIELDS = attrgetter("fields")
+_CTX = attrgetter("ctx")
 
 
 class Transform(abc.ABC):
@@ -43,14 +45,19 @@ class BatchCondition:
 
     A condition that reads no per-line field (only ``.kubernetes.*``, ``.file``
     ...) has the same answer for every line of a file under one metadata
-    version, so its result is cached in the context's memo.
+    version, so its result is cached in the context's memo. Except for a
+    record whose own ``fields`` (from ``parse_json``) hold a top-level key the
+    condition reads: such a key may be absent from the context, or the record
+    may carry its own version of it, so that record is evaluated by itself.
     """
 
-    __slots__ = ("condition", "metadata_only", "field_equals")
+    __slots__ = ("condition", "metadata_only", "field_equals", "top_keys")
 
     def __init__(self, condition: Condition) -> None:
         self.condition = condition
         self.metadata_only = condition.reads_only_outside(PER_LINE_KEYS)
+        #: the top-level keys the condition reads
+        self.top_keys = frozenset(path[0] for path in condition.paths if path)
         #: (attribute, text) for ``.stream == "stderr"``-like conditions on a
         #: per-line field: evaluated by comparing the event attribute in C
         self.field_equals: tuple[str, str] | None = None
@@ -72,13 +79,27 @@ class BatchCondition:
             hits = list(map(eq, self.values(events), repeat(text)))
             return list(compress(events, hits)), list(compress(events, map(not_, hits)))
         if self.metadata_only:
-            if batch.ctx is not None:
+            if batch.ctx is not None:  # one context, no per-record fields (see Batch)
                 return (events, []) if self._memo(batch.ctx) else ([], events)
+            shared = batch.ctx_with_fields
+            if shared is not None and self.top_keys.isdisjoint(shared[1]):
+                return (events, []) if self._memo(shared[0]) else ([], events)
+            top_keys = self.top_keys
+            # in C: do the records' own fields (from parse_json) hold no key the condition reads?
+            if all(map(top_keys.isdisjoint, filter(None, map(_FIELDS, events)))):
+                contexts = set(map(_CTX, events))
+                if len(contexts) == 1:
+                    return (events, []) if self._memo(contexts.pop()) else ([], events)
+                top_keys = frozenset()  # nothing to check per record below
             matched: list[LogEvent] = []
             unmatched: list[LogEvent] = []
             last_ctx = None
             verdict = False
             for event in events:
+                fields = event.fields
+                if fields is not None and not top_keys.isdisjoint(fields):
+                    (matched if condition(event) else unmatched).append(event)
+                    continue
                 if event.ctx is not last_ctx:
                     last_ctx = event.ctx
                     verdict = self._memo(last_ctx)

@@ -40,4 +40,5 @@ class FilterTransform(Transform):
         self.events_out += len(kept)
         if not dropped:
             return [(DEFAULT_OUTPUT, batch)]
-        return [(DEFAULT_OUTPUT, Batch(kept, batch.acks, estimate_bytes(batch, len(kept)), batch.ctx))]
+        return [(DEFAULT_OUTPUT, Batch(kept, batch.acks, estimate_bytes(batch, len(kept)), batch.ctx,
+                                       batch.ctx_with_fields))]

@@ -91,6 +91,9 @@ class RouteTransform(Transform):
         out = []
         for name, events in produced:
             self.events_out += len(events)
-            same = len(events) == len(batch.events)
-            out.append((name, batch if same and len(produced) == 1 else Batch(events, batch.acks, estimate_bytes(batch, len(events)), batch.ctx)))
+            if len(events) == len(batch.events) and len(produced) == 1:
+                out.append((name, batch))
+                continue
+            nbytes = estimate_bytes(batch, len(events))
+            out.append((name, Batch(events, batch.acks, nbytes, batch.ctx, batch.ctx_with_fields)))
         return out

@@ -1,0 +1,226 @@
+"""The parse_json transform: a field holding a JSON object becomes fields of the record.
+
+Only a JSON object is taken. Any other value (not JSON, an array, a string, a
+number, a missing field) leaves the record as it was, counted in ``errors`` by
+reason. A parsed record is a new event (events are shared between branches and
+never changed); a record left as it was is passed on as the same object.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from itertools import repeat
+from operator import attrgetter, contains
+from typing import Any
+
+import msgspec
+
+from logagent.acks import Batch
+from logagent.conditions.paths import make_getter
+from logagent.event import PER_LINE_KEYS, LogEvent, resolve
+from logagent.sources.kubernetes_logs_config import split_field_path
+from logagent.transforms.base import DEFAULT_OUTPUT, Transform
+from logagent.transforms.record_fields import Draft, blocked_keys
+
+_MESSAGE = attrgetter("message")
+
+#: reasons a record is passed on unparsed (the ``reason`` label of the error counter)
+FIELD_MISSING = "field_missing"
+NOT_AN_OBJECT = "not_json_object"
+TARGET_CONFLICT = "target_conflict"
+MERGE = "."
+
+
+class _AnyObject(msgspec.Struct):
+    """Decoding into a Struct without fields checks that the text is one JSON object and builds nothing."""
+
+
+_validate_object = msgspec.json.Decoder(_AnyObject).decode
+
+
+def _is_object(text: str) -> bool:
+    try:
+        _validate_object(text)
+    except (msgspec.DecodeError, UnicodeError):
+        return False
+    return True
+
+
+class ParseJsonConfig(msgspec.Struct, tag="parse_json", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    inputs: list[str]
+    #: where the object goes: a field path (``parsed``, ``.parsed.inner``) or ``.``, merge at the top level
+    target: str
+    field: str = "message"
+    drop_field: bool = False
+
+    def validate(self) -> None:
+        parse_path("field", self.field)
+        if self.target.strip() != MERGE:
+            segments = parse_path("target", self.target)
+            if segments[0] in PER_LINE_KEYS:
+                raise ValueError(
+                    f'target: "{segments[0]}" is set by the source and cannot hold the object; choose another key '
+                    f'(to replace the message, use target "." or a key with drop_field: true)'
+                )
+
+
+def parse_path(key: str, text: str) -> tuple[str, ...]:
+    """A field path's segments (``.a.b``, ``a.b``, ``.a."b.c"``); ValueError naming ``key`` if invalid."""
+    segments = split_field_path(text)
+    if not segments or not all(segments):
+        raise ValueError(f'{key}: expected a field path such as ".message" or ".parsed.payload", got "{text}"')
+    return tuple(segments)
+
+
+class ParseJsonTransform(Transform):
+    kind = "parse_json"
+
+    def __init__(self, component_id: str, config: ParseJsonConfig) -> None:
+        super().__init__(component_id)
+        self.field = parse_path("field", config.field)
+        merge = config.target.strip() == MERGE
+        self.target = None if merge else parse_path("target", config.target)
+        self.drop_field = config.drop_field
+        #: records passed on unparsed, by reason
+        self.errors: Counter[str] = Counter()
+        self._read = make_getter(self.field)
+        self._from_message = self.field == ("message",)
+        self._decode = msgspec.json.Decoder().decode
+        # the common shapes, done without a Draft: the message into one new top-level key, or merged
+        single = self.target is not None and len(self.target) == 1
+        self._into_key = self.target[0] if self._from_message and single else None  # type: ignore[index]
+        self._plain_merge = self._from_message and not self.drop_field and merge
+        self._target_keys = frozenset(self.target[:1] if self.target else ())
+
+    def process(self, batch: Batch) -> list[tuple[str, Batch]]:
+        events = batch.events
+        self.events_in += len(events)
+        self.events_out += len(events)
+        key = self._into_key
+        whole = self._whole_batch_into_key(batch, key) if key is not None and batch.ctx is not None else None
+        if whole is not None:  # one context still, and records hold only the target key
+            return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None, (batch.ctx, self._target_keys)))]
+        if key is not None:
+            out, changed = self._message_into_key(batch, key)
+        else:
+            out, changed = [], False
+            for event in events:
+                new = self._parse(event)
+                out.append(event if new is None else new)
+                changed = changed or new is not None
+        if not changed:
+            return [(DEFAULT_OUTPUT, batch)]
+        # no shared context any more: a batch's ctx promises events without per-record fields
+        return [(DEFAULT_OUTPUT, Batch(out, batch.acks, batch.nbytes, None))]
+
+    def _whole_batch_into_key(self, batch: Batch, key: str) -> list[LogEvent] | None:
+        """``_message_into_key`` for a batch whose every message is an object's text, in fewer steps.
+
+        None when it does not apply (some message is not an object, or has a
+        line break): the caller then goes record by record. ``batch.ctx`` is
+        set, so no event has per-record fields.
+        """
+        ctx = batch.ctx
+        events = batch.events
+        if ctx is None or key in ctx.fields or not events:
+            return None
+        texts = list(map(_MESSAGE, events))
+        try:
+            deque(map(_validate_object, texts), maxlen=0)
+        except (msgspec.DecodeError, UnicodeError):
+            return None
+        if any(map(contains, texts, repeat("\n"))):
+            return None
+        raw = msgspec.Raw
+        if self.drop_field:
+            return [LogEvent(None, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
+        return [LogEvent(t, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
+
+    def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
+        """The hot loop for ``target: <key>`` on the message.
+
+        A message that is an object's text is validated, not decoded: the
+        record holds it as ``msgspec.Raw`` (see LogEvent), which encoders copy
+        as is and readers decode. A text with a line break (JSON whitespace,
+        e.g. a multiline record) is decoded, so that encoders never write one
+        into a JSON line. Any other case takes the general way.
+        """
+        drop = self.drop_field
+        validate = _validate_object
+        raw = msgspec.Raw
+        out: list[LogEvent] = []
+        changed = False
+        # a batch's ctx promises one context and no per-record fields: then only the message needs a look
+        simple = batch.ctx is not None and key not in batch.ctx.fields
+        for event in batch.events:
+            text = event.message
+            if (
+                (simple or (text is not None and event.fields is None and key not in event.ctx.fields))
+                and text[:1] == "{"  # type: ignore[index]
+                and "\n" not in text  # type: ignore[operator]
+            ):
+                try:
+                    validate(text)
+                except (msgspec.DecodeError, UnicodeError):
+                    self.errors[NOT_AN_OBJECT] += 1
+                    out.append(event)
+                    continue
+                out.append(LogEvent(None if drop else text, event.stream, event.timestamp, event.ctx, event.truncated,
+                                    {key: raw(text)}))
+                changed = True
+                continue
+            new = self._parse(event)
+            if new is None:
+                out.append(event)
+            else:
+                out.append(new)
+                changed = True
+        return out, changed
+
+    def _parse(self, event: LogEvent) -> LogEvent | None:
+        """The general way: decode the field, then edit a draft of the record."""
+        obj = self._object(event)
+        return None if obj is None else self._apply(event, obj)
+
+    def _object(self, event: LogEvent) -> dict[str, Any] | None:
+        """The field's JSON object, or None (counted) when it does not hold one."""
+        text = event.message if self._from_message else self._read(event)
+        if type(text) is not str:
+            self.errors[FIELD_MISSING] += 1
+            return None
+        if text[:1] != "{" and text.lstrip()[:1] != "{":
+            self.errors[NOT_AN_OBJECT] += 1
+            return None
+        try:
+            obj = self._decode(text)
+        except msgspec.ValidationError:
+            # valid JSON msgspec will not decode (a number beyond the float range): as the hot loop takes it
+            obj = resolve(msgspec.Raw(text)) if _is_object(text) else None
+        except (msgspec.DecodeError, UnicodeError):
+            obj = None
+        if type(obj) is not dict:
+            self.errors[NOT_AN_OBJECT] += 1
+            return None
+        return obj
+
+    def _apply(self, event: LogEvent, obj: dict[str, Any]) -> LogEvent | None:
+        """The record with ``obj`` under the target (or merged), or None (counted) on a conflict."""
+        if event.fields is None:
+            ctx = event.ctx
+            key = self._into_key
+            if key is not None and key not in ctx.fields:
+                message = None if self.drop_field else event.message
+                return LogEvent(message, event.stream, event.timestamp, ctx, event.truncated, {key: obj})
+            if self._plain_merge:
+                blocked = blocked_keys(ctx)
+                fields = obj if blocked.isdisjoint(obj) else {k: v for k, v in obj.items() if k not in blocked}
+                return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated, fields or None)
+        draft = Draft(event)
+        if self.drop_field:
+            draft.remove(self.field)
+        if self.target is None:
+            draft.merge(obj)
+        elif not draft.assign(self.target, obj):
+            self.errors[TARGET_CONFLICT] += 1
+            return None
+        return draft.event(event)

@@ -1,0 +1,142 @@
+"""Editing one record's fields without changing shared data: what ``parse_json`` needs.
+
+An event's record is its context's fields, its per-line keys and its own
+``fields`` (see :class:`logagent.event.LogEvent`). These helpers work on a
+*draft*: the message, the context and a fresh copy of the event's ``fields``,
+and keep the event's invariants: a key of the context that must change for one
+record moves into that record's ``fields`` and the record gets a context
+derived without it (cached in the original context's memo, so one per context
+and key), and nested dicts are copied along the changed path only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logagent.event import PER_LINE_KEYS, SOURCE_KEYS, FileContext, LogEvent, resolved
+
+Path = tuple[str, ...]
+
+#: a path that runs through a value other than an object (or null)
+CONFLICT = object()
+_ABSENT = object()
+
+
+class Draft:
+    """A record being edited: becomes a new event with :meth:`event`."""
+
+    __slots__ = ("message", "ctx", "fields")
+
+    def __init__(self, event: LogEvent) -> None:
+        self.message = event.message
+        self.ctx = event.ctx
+        self.fields: dict[str, Any] = dict(resolved(event.fields)) if event.fields else {}
+
+    def event(self, like: LogEvent) -> LogEvent:
+        """The edited record with ``like``'s stream, timestamp and truncation."""
+        fields: dict[str, Any] | None = self.fields
+        if not fields and self.message is not None:
+            fields = None
+        return LogEvent(self.message, like.stream, like.timestamp, self.ctx, like.truncated, fields)
+
+    def _own(self, key: str) -> bool:
+        """Make top-level ``key`` editable in ``fields``; False when the record has no such key."""
+        if key in self.fields:
+            return True
+        if key in self.ctx.fields:
+            original = self.ctx
+            self.ctx = context_without(original, key)
+            self.fields[key] = original.fields[key]
+            return True
+        return False
+
+    def remove(self, path: Path) -> None:
+        """Remove the field at ``path`` if it is there."""
+        top = path[0]
+        if top == "message" and self.message is not None:
+            if len(path) == 1:
+                self.message = None
+            return  # a path below a string message names nothing
+        if top in SOURCE_KEYS or not self._own(top):
+            return
+        if len(path) == 1:
+            del self.fields[top]
+        else:
+            self.fields[top] = _copy_without(self.fields[top], path[1:])
+
+    def assign(self, path: Path, value: Any) -> bool:
+        """Set ``path`` to ``value``, creating objects on the way; False (nothing changed) on a conflict."""
+        top = path[0]
+        current = self.fields[top] if self._own(top) else _ABSENT
+        new = _with_value(current, path[1:], value)
+        if new is CONFLICT:
+            return False
+        self.fields[top] = new
+        return True
+
+    def merge(self, obj: dict[str, Any]) -> None:
+        """Add ``obj``'s keys at the top level, never overwriting a key the record has.
+
+        ``stream``, ``timestamp`` and ``truncated`` are the source's and never
+        taken; ``message`` only when the record has none (a string becomes the
+        message itself).
+        """
+        fields = self.fields
+        ctx_fields = self.ctx.fields
+        for key, value in obj.items():
+            if key in fields or key in ctx_fields or key in SOURCE_KEYS:
+                continue
+            if key == "message":
+                if self.message is not None:
+                    continue
+                if type(value) is str:
+                    self.message = value
+                    continue
+            fields[key] = value
+
+
+def blocked_keys(ctx: FileContext) -> frozenset[str]:
+    """Keys a merge into a record of ``ctx`` (with no per-record fields) must not add."""
+    blocked = ctx.memo.get(_BLOCKED)
+    if blocked is None:
+        blocked = ctx.memo[_BLOCKED] = frozenset(ctx.fields) | PER_LINE_KEYS
+    return blocked
+
+
+_BLOCKED = ("record_fields.blocked",)
+
+
+def context_without(ctx: FileContext, key: str) -> FileContext:
+    """``ctx`` without top-level ``key``, made once per context and key."""
+    memo_key = ("record_fields.without", key)
+    derived = ctx.memo.get(memo_key)
+    if derived is None:
+        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k != key})
+    return derived
+
+
+def _copy_without(value: Any, rest: Path) -> Any:
+    if not isinstance(value, dict) or rest[0] not in value:
+        return value
+    copy = dict(value)
+    if len(rest) == 1:
+        del copy[rest[0]]
+    else:
+        copy[rest[0]] = _copy_without(value[rest[0]], rest[1:])
+    return copy
+
+
+def _with_value(current: Any, rest: Path, value: Any) -> Any:
+    if not rest:
+        return value
+    if current is _ABSENT or current is None:
+        copy: dict[str, Any] = {}
+    elif isinstance(current, dict):
+        copy = dict(current)
+    else:
+        return CONFLICT
+    inner = _with_value(copy.get(rest[0], _ABSENT), rest[1:], value)
+    if inner is CONFLICT:
+        return CONFLICT
+    copy[rest[0]] = inner
+    return copy
