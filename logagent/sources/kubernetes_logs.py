@@ -122,6 +122,23 @@ class KubernetesLogsSource:
     def stop(self) -> None:
         self.tailer.stop()
 
+    def reconfigure(self, config: KubernetesLogsConfig) -> None:
+        """Take new enrichment and selection settings (a live reload) without
+        touching the tailer: open files, offsets and chunks in flight stay.
+
+        Each open file's context is rebuilt at its next chunk, so records read
+        from then on carry the new fields and the new exclusion verdict. The
+        tailer's and the parsers' settings are not changed here (the reload
+        refuses such a change: it needs a restart).
+        """
+        self.config = config
+        self.enricher = Enricher(config)
+        self.label_selector = parse_label_selector(config.extra_label_selector)
+        self.field_selector = parse_field_selector(config.extra_field_selector)
+        self.namespace_selector = parse_label_selector(config.extra_namespace_label_selector)
+        for state in self._files.values():
+            state.ctx = None
+
     # ------------------------------------------------------------ per chunk
 
     def _process(self, chunk: Chunk) -> Batch | None:
