@@ -1,0 +1,209 @@
+"""Live config reload (SIGHUP, --watch-config) with real agent processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from logagent.config import parse_config
+from logagent.reload import RestartNeeded, plan_reload
+from tests.agent_process import AgentProcess, offline_config
+
+LINE_BYTES = 100
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def cri(message: str) -> bytes:
+    return f"2026-12-03T10:00:00.000000000Z stdout F {message}\n".encode()
+
+
+def append(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as f:
+        f.write(b"".join(cri(line) for line in lines))
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def wait_until(predicate, what: str, timeout: float = 60.0, agent: AgentProcess | None = None) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if agent is not None and agent.proc.poll() is not None:
+            raise AssertionError(f"agent exited: {agent.stderr_path.read_text()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def count_events(agent: AgentProcess, prefix: str) -> int:
+    return sum(1 for e in agent.log_events() if str(e.get("event", "")).startswith(prefix))
+
+
+def reload_and_wait(agent: AgentProcess, outcome: str, timeout: float = 60.0) -> dict:
+    """Send SIGHUP and wait for the log line of its outcome ("config reloaded" or "config reload rejected")."""
+    before = count_events(agent, outcome)
+    agent.signal(signal.SIGHUP)
+    wait_until(lambda: count_events(agent, outcome) > before, f"log {outcome!r}", timeout, agent)
+    return [e for e in agent.log_events() if str(e.get("event", "")).startswith(outcome)][-1]
+
+
+def filter_config(tmp_path: Path, pods: Path, condition: str, extra_top: str = "") -> Path:
+    transforms = f"transforms:\n  keep:\n    type: filter\n    inputs: [pods]\n    condition: '{condition}'\n"
+    path = offline_config(tmp_path, pods, extra=transforms, sink="  out: {type: console, inputs: [keep]}\n")
+    if extra_top:
+        path.write_text(extra_top + path.read_text())
+    return path
+
+
+# ---------------------------------------------------------------- the plan (no process)
+
+
+BASE = """
+data_dir: /tmp/x
+kubernetes: {node_name: n, snapshot: /tmp/s.json}
+sources:
+  pods: {type: kubernetes_logs, log_dir: /tmp/pods}
+transforms:
+  keep: {type: filter, inputs: [pods], condition: '.stream == "stdout"'}
+sinks:
+  out: {type: console, inputs: [keep]}
+"""
+
+
+def test_plan_names_each_change_and_refuses_what_needs_a_restart() -> None:
+    old = parse_config(BASE, {})
+    plan = plan_reload(old, parse_config(BASE.replace('"stdout"', '"stderr"'), {}))
+    assert plan.transforms.changed == ["keep"] and plan.sinks.kept == ["out"] and plan.sources.kept == ["pods"]
+    rewired = parse_config(BASE.replace("inputs: [keep]", "inputs: [pods]"), {})
+    assert plan_reload(old, rewired).sinks.kept == ["out"]  # only its inputs changed: kept running
+    live = parse_config(BASE.replace("log_dir: /tmp/pods}", "log_dir: /tmp/pods, insert_node_fields: false}"), {})
+    assert plan_reload(old, live).sources.changed == ["pods"]
+    for change, key in [
+        ("data_dir: /tmp/x", "data_dir"),
+        ("kubernetes: {node_name: n,", "kubernetes"),
+        ("log_dir: /tmp/pods}", "sources.pods.log_dir"),
+    ]:
+        edited = BASE.replace(change, change.replace("x", "y").replace("n,", "m,").replace("pods}", "other}"))
+        with pytest.raises(RestartNeeded) as info:
+            plan_reload(old, parse_config(edited, {}))
+        assert key in str(info.value) and "restart" in str(info.value)
+    with pytest.raises(RestartNeeded, match="api"):
+        plan_reload(old, parse_config(BASE + "api: {address: '127.0.0.1:9999'}\n", {}))
+
+
+# ---------------------------------------------------------------- processes
+
+
+def test_filter_change_applies_to_lines_written_after_the_reload_exactly_once(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")')
+    out_path = tmp_path / "out.ndjson"
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            agent.wait_for_log("started")
+            append(log_file, [f"{tag} 1-{i}" for i in range(200) for tag in ("alpha", "beta")])
+            wait_until(lambda: any(r["message"] == "alpha 1-199" for r in records(out_path)), "phase 1", agent=agent)
+            filter_config(tmp_path, pods, 'contains(.message, "beta")')
+            event = reload_and_wait(agent, "config reloaded")
+            assert event["changes"] == {"transforms": {"changed": ["keep"]}}
+            append(log_file, [f"{tag} 2-{i}" for i in range(200) for tag in ("alpha", "beta")])
+            wait_until(lambda: any(r["message"] == "beta 2-199" for r in records(out_path)), "phase 2", agent=agent)
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
+    got = [r["message"] for r in records(out_path)]
+    assert got == [f"alpha 1-{i}" for i in range(200)] + [f"beta 2-{i}" for i in range(200)]
+
+
+def test_invalid_or_restart_needing_config_is_rejected_and_the_pipeline_keeps_running(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")',
+                           extra_top="api: {address: '127.0.0.1:0'}\n")
+    config.write_text(config.read_text().replace("api: {enabled: false}\n", ""))
+    good = config.read_text()
+    out_path = tmp_path / "out.ndjson"
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            agent.wait_for_log("health and metrics API listening")
+            url = next(e["url"] for e in agent.log_events() if e.get("event") == "health and metrics API listening")
+            agent.wait_for_log("started")
+            config.write_text(good.replace("inputs: [keep]", "inputs: [nothing]"))
+            event = reload_and_wait(agent, "config reload rejected")
+            assert event["error"] == 'sinks.out.inputs[0]: "nothing" names no source or transform'
+            config.write_text(good.replace(f"data_dir: {tmp_path / 'data'}", f"data_dir: {tmp_path / 'data2'}"))
+            event = reload_and_wait(agent, "config reload rejected")
+            assert event["error"].startswith("cannot change while the agent runs (data_dir)")
+            assert "restart" in event["error"]
+            append(log_file, ["alpha after", "beta after"])
+            wait_until(lambda: [r["message"] for r in records(out_path)] == ["alpha after"], "old pipeline", agent=agent)
+            metrics = urllib.request.urlopen(f"{url}/metrics", timeout=10).read().decode()
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
+    assert 'logagent_config_reloads_total{result="rejected"} 2.0' in metrics
+    assert 'logagent_config_reloads_total{result="applied"} 0.0' in metrics
+    assert "logagent_config_hash " in metrics
+    assert [r["message"] for r in records(out_path)] == ["alpha after"]
+
+
+def configmap_dir(root: Path) -> tuple[Path, callable]:  # type: ignore[valid-type]
+    """A directory laid out like a mounted ConfigMap, and a function that updates it the kubelet's way."""
+    root.mkdir()
+    generation = [0]
+
+    def publish(text: str) -> None:
+        generation[0] += 1
+        data = root / f"..2026_12_03_10_00_0{generation[0]}.000000000"
+        data.mkdir()
+        (data / "agent.yaml").write_text(text)
+        tmp = root / "..data_tmp"
+        os.symlink(data.name, tmp)
+        os.replace(tmp, root / "..data")  # the atomic swap kubelet makes
+        if not (root / "agent.yaml").is_symlink():
+            os.symlink("..data/agent.yaml", root / "agent.yaml")
+
+    return root / "agent.yaml", publish
+
+
+def test_watch_config_follows_a_configmap_symlink_swap(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+    alpha = filter_config(tmp_path, pods, 'contains(.message, "alpha")').read_text()
+    beta = alpha.replace('"alpha"', '"beta"')
+    config, publish = configmap_dir(tmp_path / "configmap")
+    publish(alpha)
+    out_path = tmp_path / "out.ndjson"
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out, extra_args=["--watch-config"])
+        try:
+            agent.wait_for_log("watching the config for changes")
+            append(log_file, ["alpha 1", "beta 1"])
+            wait_until(lambda: len(records(out_path)) == 1, "phase 1", agent=agent)
+            publish(beta)
+            wait_until(lambda: count_events(agent, "config reloaded") == 1, "reload on the swap", agent=agent)
+            publish(beta)  # same content again: nothing to do
+            append(log_file, ["alpha 2", "beta 2"])
+            wait_until(lambda: len(records(out_path)) == 2, "phase 2", agent=agent)
+            time.sleep(1.5)
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
+    assert [r["message"] for r in records(out_path)] == ["alpha 1", "beta 2"]
+    assert count_events(agent, "config reload") == 1
