@@ -207,3 +207,160 @@ def test_watch_config_follows_a_configmap_symlink_swap(tmp_path: Path) -> None:
             agent.stop()
     assert [r["message"] for r in records(out_path)] == ["alpha 1", "beta 2"]
     assert count_events(agent, "config reload") == 1
+
+
+# ---------------------------------------------------------------- the shared hub survives
+
+
+KUBE_NODE = "node-1"
+
+
+def kube_config_text(tmp_path: Path, kubeconfig: Path, pods: Path, *, namespaces: bool, keep: str) -> str:
+    return (
+        f"data_dir: {tmp_path / 'data'}\n"
+        "api: {enabled: false}\n"
+        f"kubernetes: {{node_name: {KUBE_NODE}, kubeconfig: {kubeconfig}, initial_delay_ms: 0,"
+        " backoff_initial_ms: 50, backoff_max_ms: 200}\n"
+        "sources:\n"
+        f"  pods: {{type: kubernetes_logs, log_dir: {pods}, insert_node_fields: false,"
+        f" insert_namespace_fields: {str(namespaces).lower()}, rescan_interval_secs: 1}}\n"
+        f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(.message, \"{keep}\")'}}\n"
+        "sinks:\n  out: {type: console, inputs: [keep]}\n"
+    )
+
+
+async def test_reloads_keep_the_pod_watch_and_start_and_stop_the_namespace_watch(apiserver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from apiserver_emulator.objects import make_namespace, make_pod
+
+    pod = apiserver.create("pods", make_pod("web-1", "user-a", node=KUBE_NODE, labels={"app": "web"}))
+    apiserver.create("namespaces", make_namespace("user-a", labels={"team": "a"}))
+    meta = pod["metadata"]
+    pods = tmp_path / "pods"
+    log_file = pods / f"{meta['namespace']}_{meta['name']}_{meta['uid']}" / "app" / "0.log"
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig")
+    config = tmp_path / "agent.yaml"
+    config.write_text(kube_config_text(tmp_path, kubeconfig, pods, namespaces=False, keep="alpha"))
+    out_path = tmp_path / "out.ndjson"
+
+    async def until(predicate, what: str) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + 60
+        while not predicate():
+            assert agent.proc.poll() is None, agent.stderr_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            await asyncio.sleep(0.05)
+
+    async def reload(text: str) -> None:
+        config.write_text(text)
+        before = count_events(agent, "config reloaded")
+        agent.signal(signal.SIGHUP)
+        await until(lambda: count_events(agent, "config reloaded") > before, "config reloaded")
+
+    def messages() -> list[str]:
+        return [r["message"] for r in records(out_path)] if out_path.exists() else []
+
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            await until(lambda: count_events(agent, "started") > 0, "start")
+            append(log_file, ["alpha 1", "beta 1"])
+            await until(lambda: messages() == ["alpha 1"], "phase 1")
+            pod_requests = {k: v for k, v in apiserver.requests.items() if k[1] == "pods"}
+            assert not any(k[1] == "namespaces" for k in apiserver.requests)
+
+            await reload(kube_config_text(tmp_path, kubeconfig, pods, namespaces=True, keep="beta"))
+            assert apiserver.open_watches.get("namespaces") == 1
+            append(log_file, ["alpha 2", "beta 2"])
+            await until(lambda: messages() == ["alpha 1", "beta 2"], "phase 2")
+
+            await reload(kube_config_text(tmp_path, kubeconfig, pods, namespaces=False, keep="alpha"))
+            await until(lambda: not apiserver.open_watches.get("namespaces"), "the namespace watch to close")
+            append(log_file, ["alpha 3", "beta 3"])
+            await until(lambda: messages() == ["alpha 1", "beta 2", "alpha 3"], "phase 3")
+            assert {k: v for k, v in apiserver.requests.items() if k[1] == "pods"} == pod_requests
+            assert apiserver.open_watches.get("pods") == 1
+            agent.signal(signal.SIGTERM)
+            await until(lambda: agent.proc.poll() is not None, "exit")
+            assert agent.wait(timeout=1) == 0
+        finally:
+            agent.stop()
+    by_message = {r["message"]: r for r in records(out_path)}
+    assert by_message["alpha 1"]["kubernetes"]["pod_labels"] == {"app": "web"}
+    assert "namespace_labels" not in by_message["alpha 1"]["kubernetes"]
+    assert by_message["beta 2"]["kubernetes"]["namespace_labels"]["team"] == "a"
+    assert "namespace_labels" not in by_message["alpha 3"]["kubernetes"]
+
+
+# ---------------------------------------------------------------- a reload during an HTTP outage
+
+
+async def test_reload_during_an_http_outage_loses_nothing(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.receiver import Receiver
+    from tests.test_process_http import TOKEN, http_sink
+
+    receiver = Receiver()
+    port = await receiver.start()
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+
+    def write_config(keep: str, max_events: int) -> Path:
+        transforms = f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(.message, \"{keep}\")'}}\n"
+        sink = http_sink(receiver.url, token_file).replace("inputs: [pods]", "inputs: [keep]")
+        return offline_config(tmp_path, pods, extra=transforms, sink=sink.replace("max_events: 500", f"max_events: {max_events}"))
+
+    def lines(phase: int, n: int) -> list[str]:
+        return [f"{tag} {phase}-{i}" for i in range(n) for tag in ("alpha", "beta")]
+
+    receivers = [receiver]
+
+    def delivered() -> list[str]:
+        return [r["message"] for rec in receivers for req in rec.accepted for r in req.records()]
+
+    async def until(predicate, what: str, timeout: float = 90) -> None:  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert agent.proc.poll() is None, agent.stderr_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            await asyncio.sleep(0.05)
+
+    config = write_config("alpha", 500)
+    agent = AgentProcess(config, open(os.devnull, "wb"))
+    try:
+        await until(lambda: count_events(agent, "started") > 0, "start")
+        append(log_file, lines(1, 100))
+        await until(lambda: "alpha 1-99" in delivered(), "phase 1")
+        await receiver.stop()  # the outage begins
+        append(log_file, lines(2, 300))
+        await asyncio.sleep(1.0)
+        write_config("beta", 400)  # the filter and the sink (replaced: it drains first) change
+        before = count_events(agent, "config reloaded")
+        agent.signal(signal.SIGHUP)
+        await until(lambda: count_events(agent, "config reloaded") > before, "reload")
+        append(log_file, lines(3, 300))
+        receivers.append(Receiver(port=port))
+        await receivers[-1].start()  # the outage ends
+        await until(lambda: "beta 3-299" in delivered(), "phase 3")
+        agent.signal(signal.SIGTERM)
+        await until(lambda: agent.proc.poll() is not None, "exit")
+        assert agent.wait(timeout=1) == 0
+    finally:
+        agent.stop()
+        await receivers[-1].stop()
+    got = delivered()
+    assert len(got) == len(set(got)), "duplicates"
+    assert [m for m in got if m.endswith(tuple(f" 1-{i}" for i in range(100)))] == [f"alpha 1-{i}" for i in range(100)]
+    assert [m for m in got if " 3-" in m] == [f"beta 3-{i}" for i in range(300)]
+    # the lines written during the outage went through the filter of their time:
+    # alpha up to the reload, beta after it, with nothing lost at the cut
+    phase2 = lines(2, 300)
+    got2 = [m for m in got if " 2-" in m]
+    cuts = [c for c in range(len(phase2) + 1)
+            if got2 == [m for m in phase2[:c] if m.startswith("alpha")] + [m for m in phase2[c:] if m.startswith("beta")]]
+    assert cuts, got2
+    assert count_events(agent, "sink drained and stopped") == 1  # the replaced sink
+    assert TOKEN not in agent.stderr_path.read_text()
