@@ -81,7 +81,11 @@ class ConfigReloader:
             while True:
                 await self._requested.wait()
                 self._requested.clear()
-                await self.reload()
+                try:
+                    await self.reload()
+                except Exception as exc:  # a bug must not end reloading, nor the agent
+                    log.exception("config reload failed")
+                    self._done(FAILED, "config reload failed; the running pipeline is kept", error=repr(exc))
         finally:
             if watcher is not None:
                 watcher.cancel()
