@@ -162,6 +162,37 @@ def test_invalid_or_restart_needing_config_is_rejected_and_the_pipeline_keeps_ru
     assert [r["message"] for r in records(out_path)] == ["alpha after"]
 
 
+def test_a_sink_that_cannot_start_fails_the_reload_and_changes_nothing(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")')
+    good = config.read_text()
+    bad_ca = tmp_path / "ca.pem"
+    bad_ca.write_text("not a certificate")
+    out_path = tmp_path / "out.ndjson"
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            agent.wait_for_log("started")
+            config.write_text(
+                good.replace('contains(.message, "alpha")', 'contains(.message, "beta")')
+                + f"  ship: {{type: http, inputs: [keep], uri: 'https://127.0.0.1:9/', tls: {{ca_file: {bad_ca}}}}}\n"
+            )
+            event = reload_and_wait(agent, "config reload failed")
+            assert event["error"].startswith("sinks.ship.tls.ca_file: cannot load")
+            append(log_file, ["alpha after", "beta after"])
+            wait_until(lambda: [r["message"] for r in records(out_path)] == ["alpha after"], "old pipeline", agent=agent)
+            config.write_text(good.replace('contains(.message, "alpha")', 'contains(.message, "beta")'))
+            reload_and_wait(agent, "config reloaded")
+            append(log_file, ["alpha again", "beta again"])
+            wait_until(lambda: [r["message"] for r in records(out_path)][-1:] == ["beta again"], "new pipeline", agent=agent)
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
+    assert [r["message"] for r in records(out_path)] == ["alpha after", "beta again"]
+
+
 def configmap_dir(root: Path) -> tuple[Path, callable]:  # type: ignore[valid-type]
     """A directory laid out like a mounted ConfigMap, and a function that updates it the kubelet's way."""
     root.mkdir()
