@@ -107,7 +107,8 @@ class ConfigReloader:
         for warning in warnings:
             log.warning("config warning", warning=warning)
         try:
-            await apply_plan(self.topology, plan)
+            if not plan.empty:
+                await apply_plan(self.topology, plan)
         except ConfigError as exc:
             return self._done(FAILED, "config reload failed; the running pipeline is kept", error=str(exc))
         except Exception as exc:
