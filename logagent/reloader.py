@@ -5,7 +5,8 @@ file's content changes. The directory is watched, not the file: a ConfigMap
 volume updates by swapping its ``..data`` symlink, which a watch on the file
 (or its old inode) would never see. Every change event in the directory makes
 the reloader read the file and compare its content with what it last
-considered, so unrelated events and a rewrite with the same bytes do nothing.
+considered, so unrelated events and a rewrite with the same bytes do nothing
+(it is also compared every few seconds, in case an event was missed).
 
 A reload validates like ``logagent validate`` (same key-path messages); an
 invalid config, or one that needs a restart, is rejected and the running
@@ -36,6 +37,9 @@ APPLIED, REJECTED, FAILED = "applied", "rejected", "failed"
 #: watchfiles timing for the config directory (a ConfigMap swap is a few renames)
 _WATCH_STEP_MS = 100
 _WATCH_DEBOUNCE_MS = 500
+#: the content is also compared this often without an event: a change made
+#: before the watch was set up, or an event the filesystem never sent, is still seen
+_CONTENT_CHECK_MS = 5000
 
 
 def config_digest(data: bytes) -> str:
@@ -149,7 +153,8 @@ class ConfigReloader:
         while True:
             try:
                 async for _ in awatch(directory, watch_filter=None, recursive=False, step=_WATCH_STEP_MS,
-                                      debounce=_WATCH_DEBOUNCE_MS, ignore_permission_denied=True):
+                                      debounce=_WATCH_DEBOUNCE_MS, ignore_permission_denied=True,
+                                      rust_timeout=_CONTENT_CHECK_MS, yield_on_timeout=True):
                     self._check_content()
             except Exception as exc:  # the directory vanished, inotify limits ...
                 log.warning("cannot watch the config directory; retrying", directory=str(directory), error=str(exc))
