@@ -101,6 +101,27 @@ def test_plan_names_each_change_and_refuses_what_needs_a_restart() -> None:
         plan_reload(old, parse_config(BASE + "api: {address: '127.0.0.1:9999'}\n", {}))
 
 
+async def test_a_replaced_wiring_is_quiesced_once_its_deliveries_end_and_the_chain_does_not_grow() -> None:
+    import asyncio
+
+    from logagent.topology import Wiring
+
+    first, second, third = Wiring({}), Wiring({}), Wiring({})
+    first.enter()  # a delivery still travelling through the first wiring
+    second.replaces(first)
+    third.replaces(second)
+    assert third.previous is second and second.previous is first
+    waiter = asyncio.ensure_future(third.quiesced())
+    await asyncio.sleep(0.01)
+    assert not waiter.done()
+    first.leave()
+    await asyncio.wait_for(waiter, 5)
+    # once idle, an old wiring is not kept: many reloads hold no chain of old graphs
+    fourth = Wiring({})
+    fourth.replaces(third)
+    assert fourth.previous is None
+
+
 # ---------------------------------------------------------------- processes
 
 
@@ -191,6 +212,44 @@ def test_a_sink_that_cannot_start_fails_the_reload_and_changes_nothing(tmp_path:
         finally:
             agent.stop()
     assert [r["message"] for r in records(out_path)] == ["alpha after", "beta again"]
+
+
+def test_a_removed_source_stops_and_when_added_again_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    pods, other = tmp_path / "pods", tmp_path / "other"
+    first = pods / "ns_a_uid-a" / "app" / "0.log"
+    second = other / "ns_b_uid-b" / "app" / "0.log"
+    second_source = f"  more: {{type: kubernetes_logs, log_dir: {other}, insert_node_fields: false, rescan_interval_secs: 1}}\n"
+    one = offline_config(tmp_path, pods).read_text()
+    config = offline_config(tmp_path, pods, sink="  out: {type: console, inputs: [pods, more]}\n")
+    both = config.read_text().replace("sinks:\n", second_source + "sinks:\n")
+    config.write_text(both)
+    out_path = tmp_path / "out.ndjson"
+
+    def messages() -> list[str]:
+        return [r["message"] for r in records(out_path)]
+
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            agent.wait_for_log("started")
+            append(first, ["a 1"])
+            append(second, ["b 1"])
+            wait_until(lambda: sorted(messages()) == ["a 1", "b 1"], "both sources", agent=agent)
+            config.write_text(one)
+            assert reload_and_wait(agent, "config reloaded")["changes"] == {"sources": {"removed": ["more"]}}
+            append(second, ["b 2", "b 3"])
+            append(first, ["a 2"])
+            wait_until(lambda: "a 2" in messages(), "the kept source", agent=agent)
+            time.sleep(1.0)
+            assert "b 2" not in messages()
+            config.write_text(both)
+            assert reload_and_wait(agent, "config reloaded")["changes"] == {"sources": {"added": ["more"]}}
+            wait_until(lambda: "b 3" in messages(), "the source added again", agent=agent)
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
+    assert sorted(messages()) == ["a 1", "a 2", "b 1", "b 2", "b 3"]
 
 
 def configmap_dir(root: Path) -> tuple[Path, callable]:  # type: ignore[valid-type]
