@@ -28,6 +28,12 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the pipeline")
     run.add_argument("--config", "-c", required=True, help="YAML config file")
     run.add_argument("--once", action="store_true", help="read every discovered file to its end, deliver, exit")
+    run.add_argument(
+        "--watch-config",
+        action="store_true",
+        help="reload the config when the file changes (its directory is watched, so a ConfigMap update is seen); "
+        "SIGHUP always reloads",
+    )
     validate = commands.add_parser("validate", help="check the config and the graph, exit 0 if valid, 78 if not")
     validate.add_argument("--config", "-c", required=True)
     for sub in (run, validate):
@@ -59,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for warning in warnings:
         log.warning("config warning", warning=warning)
-    return asyncio.run(_run(config, once=args.once))
+    return asyncio.run(_run(config, once=args.once, config_path=args.config, watch_config=args.watch_config))
 
 
-async def _run(config: object, *, once: bool) -> int:
+async def _run(config: object, *, once: bool, config_path: str, watch_config: bool = False) -> int:
     from logagent.config import ConfigError
     from logagent.kube.client import KubeConfigError
     from logagent.kube.snapshot import SnapshotError
@@ -73,6 +79,12 @@ async def _run(config: object, *, once: bool) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, topology.request_stop)
+    if not once:
+        from logagent.reloader import ConfigReloader
+
+        reloader = ConfigReloader(config_path, topology, watch=watch_config)
+        topology.companions.append(reloader.run)
+        loop.add_signal_handler(signal.SIGHUP, reloader.request)
     api_server = None
     if config.api.enabled:  # type: ignore[attr-defined]
         from logagent.observe.health import start_api_server

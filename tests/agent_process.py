@@ -42,8 +42,16 @@ def offline_config(root: Path, log_dir: Path, *, sink: str | None = None, extra:
 class AgentProcess:
     """``logagent run`` in a child process; stdout goes where the caller says."""
 
-    def __init__(self, config: Path, stdout: IO[bytes] | int, *, once: bool = False, stderr_path: Path | None = None) -> None:
-        args = [sys.executable, "-m", "logagent", "run", "--config", str(config)]
+    def __init__(
+        self,
+        config: Path,
+        stdout: IO[bytes] | int,
+        *,
+        once: bool = False,
+        stderr_path: Path | None = None,
+        extra_args: list[str] | None = None,
+    ) -> None:
+        args = [sys.executable, "-m", "logagent", "run", "--config", str(config), *(extra_args or [])]
         if once:
             args.append("--once")
         self.stderr_path = stderr_path or config.with_name(f"agent-{time.monotonic_ns()}.stderr")

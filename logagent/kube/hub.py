@@ -83,6 +83,9 @@ class KubeHub:
         if self._nodes is not None:
             self._stats["nodes"] = KindStats()
         self._tasks: list[asyncio.Task[None]] = []
+        #: the reflector task of each watched kind
+        self._kind_tasks: dict[str, asyncio.Task[None]] = {}
+        self._running = False
         self.watchers: dict[str, Watcher] = {}
 
     # --- the hub contract ------------------------------------------------------
@@ -114,13 +117,9 @@ class KubeHub:
             self._client = await KubeClient.from_config(self.config)
         if self.node_name is None:
             log.warning("kubernetes.node_name is not set: watching the pods of every node")
+        self._running = True
         for kind, store in self._stores().items():
-            if kind == "namespaces":
-                task = self._run_namespaces()
-            else:
-                watcher = self.watchers[kind] = self._watcher(kind)
-                task = self._run(watcher, store)
-            self._tasks.append(asyncio.create_task(task, name=f"kube-{kind}"))
+            self._start_kind(kind, store)
         if self.pods.retain_deleted_secs > 0:
             self._tasks.append(asyncio.create_task(self._sweep(), name="kube-graveyard"))
 
@@ -145,7 +144,33 @@ class KubeHub:
             return None
         return self._bounded_wait(pending)
 
+    async def set_kinds(self, *, needs_namespaces: bool, needs_node: bool) -> None:
+        """Start or stop the namespace and node watches (a config reload).
+
+        The pod watch and the stores of kinds still needed are left alone; a
+        kind no longer needed has its watch closed and its store dropped. Call
+        ``wait_synced`` afterwards for a kind just started.
+        """
+        if needs_node and not self.node_name:
+            raise ValueError("kubernetes.node_name is required for node fields")
+        if needs_namespaces and self.namespaces is None:
+            self.namespaces = namespace_store()
+            self._stats["namespaces"] = KindStats()
+            self._start_kind("namespaces", self.namespaces)
+        if needs_node and self._nodes is None:
+            self._nodes = node_store()
+            self._stats["nodes"] = KindStats()
+            self._start_kind("nodes", self._nodes)
+        if not needs_namespaces and self.namespaces is not None:
+            self.namespaces = None
+            await self._stop_kind("namespaces")
+        if not needs_node and self._nodes is not None:
+            self._nodes = None
+            await self._stop_kind("nodes")
+
     async def stop(self) -> None:
+        self._running = False
+        self._kind_tasks.clear()
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
@@ -199,6 +224,33 @@ class KubeHub:
             await asyncio.wait_for(asyncio.shield(pending), self.config.namespace_lookup_wait_secs)
         except TimeoutError:
             pass
+
+
+    def _start_kind(self, kind: Kind, store: Store) -> None:
+        if not self._running:
+            return  # start() starts every kind then
+        if kind == "namespaces":
+            coro = self._run_namespaces()
+        else:
+            watcher = self.watchers[kind] = self._watcher(kind)
+            coro = self._run(watcher, store)
+        task = asyncio.create_task(coro, name=f"kube-{kind}")
+        self._kind_tasks[kind] = task
+        self._tasks.append(task)
+
+    async def _stop_kind(self, kind: str) -> None:
+        if kind == "namespaces":
+            self.namespace_lookup = None
+            self.namespace_mode = None
+            self._namespaces_chosen.clear()
+        self._stats.pop(kind, None)
+        self.watchers.pop(kind, None)
+        task = self._kind_tasks.pop(kind, None)
+        if task is not None:
+            self._tasks.remove(task)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
 
     def _watcher(self, kind: Kind, delayed: bool = True) -> Watcher:
         assert self._client is not None

@@ -67,16 +67,42 @@ class SnapshotHub:
         """Read and decode the file; raises :class:`SnapshotError` naming the path."""
         if self._started:
             return
+        pods, namespaces, nodes = await self._read()
+        self.load(pods, namespaces, nodes)
+        self._started = True
+
+    async def set_kinds(self, *, needs_namespaces: bool, needs_node: bool) -> None:
+        """Fill or drop the namespace and node stores (a config reload); the pods stay."""
+        add_namespaces = needs_namespaces and self.namespaces is None
+        add_node = needs_node and not self.needs_node
+        if not needs_namespaces:
+            self.namespaces = None
+            self._stats.pop("namespaces", None)
+        if not needs_node:
+            self.needs_node, self._node = False, None
+            self._stats.pop("nodes", None)
+        if not (add_namespaces or add_node) or not self._started:
+            return
+        _, namespaces, nodes = await self._read()
+        if add_namespaces:
+            self.namespaces = namespace_store()
+            self._stats["namespaces"] = KindStats()
+            fill(self.namespaces, namespaces)
+            self._stats["namespaces"].events += len(namespaces)
+        if add_node and self.node_name is not None:
+            self.needs_node = True
+            self._stats["nodes"] = KindStats()
+            self._node = next((n for n in nodes if n.name == self.node_name), None)
+
+    async def _read(self) -> tuple[list[PodMeta], list[NamespaceMeta], list[NodeMeta]]:
         try:
             body = await asyncio.to_thread(self.path.read_bytes)
         except OSError as e:
             raise SnapshotError(f"cannot read kubernetes snapshot {self.path}: {e}") from None
         try:
-            pods, namespaces, nodes = decode_snapshot(body)
+            return decode_snapshot(body)
         except KubeDecodeError as e:
             raise SnapshotError(f"kubernetes snapshot {self.path}: {e}") from None
-        self.load(pods, namespaces, nodes)
-        self._started = True
 
     def load(
         self, pods: list[PodMeta], namespaces: list[NamespaceMeta], nodes: list[NodeMeta]

@@ -33,7 +33,7 @@ log = structlog.get_logger(__name__)
 RESOURCES = ("pods", "namespaces", "nodes")
 
 #: every label name this module uses; none of them identifies a pod or a file
-LABEL_NAMES = frozenset({"component_id", "component_kind", "resource", "verb", "status", "reason", "version"})
+LABEL_NAMES = frozenset({"component_id", "component_kind", "resource", "verb", "status", "reason", "version", "result"})
 
 _COMPONENT = ["component_id", "component_kind"]
 
@@ -174,6 +174,7 @@ class TopologyCollector(Collector):
             self._queues,
             self._sinks,
             self._kube,
+            self._reloads,
         )
         for section in sections:
             try:
@@ -386,6 +387,29 @@ class TopologyCollector(Collector):
             if last is not None:
                 since.add_metric([resource], max(0.0, now - last))
         return since
+
+    def _reloads(self) -> list[Metric]:
+        stats = getattr(self.topology, "reloads", None)
+        if stats is None:
+            return []  # --once: no reloading
+        reloads = CounterMetricFamily(
+            "logagent_config_reloads",
+            "Config reloads by result: applied, rejected (invalid, or needs a restart), failed (could not be applied).",
+            labels=["result"],
+        )
+        for result, count in stats.counts.items():
+            reloads.add_metric([result], count)
+        digest = GaugeMetricFamily(
+            "logagent_config_hash", "The first 48 bits of the SHA-256 of the running config file, as a number."
+        )
+        digest.add_metric([], stats.hash_value)
+        applied = GaugeMetricFamily(
+            "logagent_config_last_reload_success_timestamp_seconds",
+            "When the running config was applied by a reload (Unix time; absent before the first).",
+        )
+        if stats.last_applied_at is not None:
+            applied.add_metric([], stats.last_applied_at)
+        return [reloads, digest, applied]
 
     # -------------------------------------------------------------- helpers
 

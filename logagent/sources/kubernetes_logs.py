@@ -90,12 +90,8 @@ class KubernetesLogsSource:
         checkpoints: CheckpointStore,
     ) -> None:
         self.component_id = component_id
-        self.config = config
         self.hub = hub
-        self.enricher = Enricher(config)
-        self.label_selector = parse_label_selector(config.extra_label_selector)
-        self.field_selector = parse_field_selector(config.extra_field_selector)
-        self.namespace_selector = parse_label_selector(config.extra_namespace_label_selector)
+        self._take_settings(config)
         self.tailer = FileTailer(tailer_config(config), checkpoints, component_id)
         self._files: dict[TailedFile, _FileState] = {}
         self._merged_cap = config.max_merged_line_bytes or config.max_line_bytes
@@ -190,6 +186,26 @@ class KubernetesLogsSource:
             wait = self.hub.namespace_wait(file.namespace)
             if wait is not None:
                 await wait
+
+    def reconfigure(self, config: KubernetesLogsConfig) -> None:
+        """Take new enrichment and selection settings (a live reload) without
+        touching the tailer: open files, offsets and chunks in flight stay.
+
+        Each open file's context is rebuilt at its next chunk, so records read
+        from then on carry the new fields and the new exclusion verdict. The
+        tailer's and the parsers' settings are not changed here (the reload
+        refuses such a change: it needs a restart).
+        """
+        self._take_settings(config)
+        for state in self._files.values():
+            state.ctx = None
+
+    def _take_settings(self, config: KubernetesLogsConfig) -> None:
+        self.config = config
+        self.enricher = Enricher(config)
+        self.label_selector = parse_label_selector(config.extra_label_selector)
+        self.field_selector = parse_field_selector(config.extra_field_selector)
+        self.namespace_selector = parse_label_selector(config.extra_namespace_label_selector)
 
     # ------------------------------------------------------------ per chunk
 
