@@ -300,8 +300,8 @@ class Topology:
             raise self._fatal
 
     async def _run_sources(self, once: bool) -> None:
-        for cid, source in self.sources.items():
-            self.start_source_task(cid, source)
+        for cid in self.sources:  # no local left holding a source a reload may remove
+            self.start_source_task(cid, self.sources[cid])
         log.info("started", sources=list(self.sources), sinks=list(self.sinks), once=once)
         if once:
             await self._until_stopped(asyncio.gather(*self.source_tasks.values()))

@@ -109,6 +109,9 @@ class KubeHub:
     def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
         self.pods.add_listener(callback)
 
+    def remove_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
+        self.pods.remove_listener(callback)
+
     async def start(self) -> None:
         """Connect and start the watches; raises ``KubeConfigError`` on bad configuration."""
         if self._tasks:
@@ -240,6 +243,8 @@ class KubeHub:
 
     async def _stop_kind(self, kind: str) -> None:
         if kind == "namespaces":
+            if self.namespace_lookup is not None:
+                self.namespace_lookup.close()
             self.namespace_lookup = None
             self.namespace_mode = None
             self._namespaces_chosen.clear()

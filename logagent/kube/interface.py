@@ -30,6 +30,10 @@ class MetadataHub(Protocol):
 
     def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None: ...
 
+    def remove_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
+        """Undo ``add_pod_listener`` (a source that stops: a reload removed it)."""
+        ...
+
     def namespace_wait(self, name: str) -> Awaitable[None] | None:
         """A bounded wait for the first lookup of a namespace still in flight, else None."""
 

@@ -155,6 +155,10 @@ class NamespaceLookup:
 
     # --- running ---------------------------------------------------------------
 
+    def close(self) -> None:
+        """Stop following the pod store (the hub dropped this lookup: a reload)."""
+        self.pods.remove_listener(self._on_pod)
+
     async def run(self, client: KubeClient) -> None:
         """Fetch and refresh until cancelled."""
         self._client = client

@@ -60,6 +60,9 @@ class SnapshotHub:
     def add_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
         self.pods.add_listener(callback)
 
+    def remove_pod_listener(self, callback: Callable[[PodMeta], None]) -> None:
+        self.pods.remove_listener(callback)
+
     def namespace_wait(self, name: str) -> Awaitable[None] | None:
         return None  # everything is loaded at start
 

@@ -19,6 +19,7 @@ Everything runs on the event loop thread; no locks are needed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -92,6 +93,15 @@ class Store(Generic[T]):
     def add_listener(self, callback: Callable[[T], None]) -> None:
         """Call ``callback(obj)`` for every new or changed object (not for deletions)."""
         self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[T], None]) -> None:
+        """Stop calling ``callback`` (one registration of it; nothing if it is not registered)."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(callback)
+
+    @property
+    def listener_count(self) -> int:
+        return len(self._listeners)
 
     # --- writer side (the reflector) -----------------------------------------
 

@@ -178,6 +178,9 @@ class KubernetesLogsSource:
                             await emit(batch)
 
     def stop(self) -> None:
+        """Stop reading; the hub no longer calls this source (a reload may have removed it)."""
+        if self.hub is not None:
+            self.hub.remove_pod_listener(self._on_pod)
         self.tailer.stop()
 
     async def _namespace_ready(self, file: TailedFile) -> None:
