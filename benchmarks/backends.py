@@ -18,17 +18,16 @@ receivers' record counts are checked. Medians of ``--runs`` runs.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchmarks.http_ship import free_port, run_one
-from benchmarks.throughput import NODE, PYTHON, REPO, Measured, median, pod_objects, pod_specs, table, write_tree
+from benchmarks.agent_runs import Measured
+from benchmarks.common import median, table
+from benchmarks.http_ship import run_one
+from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
+from benchmarks.receivers import ReceiverProcess
 
 SINKS = {
     "http ndjson": ("tests.receiver", [], "sinks:\n  out: {{type: http, inputs: [pods], uri: '{base}/logs'}}\n"),
@@ -43,58 +42,21 @@ SINKS = {
 }
 
 
-class Receiver:
-    def __init__(self, workdir: Path, name: str, module: str, args: list[str]) -> None:
-        self.port = free_port()
-        self.out_path = workdir / f"receiver-{name.replace(' ', '-')}.out"
-        self._out = open(self.out_path, "wb")
-        self.proc = subprocess.Popen([PYTHON, "-m", module, "--port", str(self.port), "--interval", "0.2", *args],
-                                     cwd=REPO, stdout=self._out, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while b"listening on" not in self.out_path.read_bytes():
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError(f"the {name} receiver did not start")
-            time.sleep(0.05)
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def wait_for(self, total: int, timeout: float = 20.0) -> int:
-        deadline = time.monotonic() + timeout
-        while True:
-            counts = re.findall(rb"records=(\d+)", self.out_path.read_bytes())
-            seen = int(counts[-1]) if counts else 0
-            if seen >= total or time.monotonic() > deadline:
-                return seen
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    from apiserver_emulator.objects import make_namespace, make_node
-
     workdir = Path(tempfile.mkdtemp(prefix="logagent-backends-"))
     specs = pod_specs()
-    receivers: dict[str, Receiver] = {}
+    receivers: dict[str, ReceiverProcess] = {}
     try:
         tree, small = workdir / "pods", workdir / "pods-startup"
         records = sum(write_tree(tree, specs, args.lines // len(specs)).values())
         write_tree(small, specs, 5)
-        items = [make_namespace(ns, labels={"team": "platform"}) for ns in sorted({s.namespace for s in specs})]
-        items += [make_node(NODE)] + pod_objects(specs)
-        snapshot = workdir / "cluster.json"
-        snapshot.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": items}))
-        receivers = {name: Receiver(workdir, name, module, extra) for name, (module, extra, _) in SINKS.items()}
+        snapshot = write_snapshot(workdir / "cluster.json", specs)
+        receivers = {name: ReceiverProcess(workdir, module, extra, name=f"receiver-{name}")
+                     for name, (module, extra, _) in SINKS.items()}
         results: dict[str, list[Measured]] = {name: [] for name in SINKS}
         startup: list[Measured] = []
         for i in range(args.runs):
@@ -102,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             for index, (name, (_, _, template)) in enumerate(SINKS.items()):
                 pipeline = template.format(base=receivers[name].base)
                 results[name].append(run_one(workdir, tree, snapshot, pipeline, f"{i}-{index}"))
-                seen = receivers[name].wait_for(records * (i + 1))
+                seen = receivers[name].wait_for(records * (i + 1), timeout=20)
                 if seen != records * (i + 1):
                     raise RuntimeError(f"{name}: receiver counted {seen} records, expected {records * (i + 1)}")
                 m = results[name][-1]

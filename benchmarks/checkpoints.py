@@ -20,22 +20,37 @@ ratio is reported.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
-from benchmarks.throughput import median, pod_specs, run_agent, start_cluster, table, write_tree
+from benchmarks.agent_runs import alternated, median_ratio, run_enriched, work_directory
+from benchmarks.common import checkpoints_saved, median, table, verdict
+from benchmarks.pod_tree import pod_specs, start_cluster, write_tree
 from logagent.files.checkpoints import CADENCE_ENV
 
+#: per run: wall s, CPU s, checkpoint writes, fsync'ed writes, ack-to-file lag ms (mean, max)
+Result = tuple[float, float, int, int, float, float]
 
-def _saved(stderr: Path) -> dict:
-    for line in stderr.read_text(errors="replace").splitlines():
-        if '"checkpoints saved"' in line:
-            return json.loads(line)
-    return {}
+
+def measure(lines: int, runs: int, cadences: dict[str, dict[str, str]]) -> dict[str, list[Result]]:
+    """``runs`` runs of each cadence, alternating which goes first."""
+    results: dict[str, list[Result]] = {name: [] for name in cadences}
+    specs = pod_specs()
+    with work_directory("logagent-ckpt-") as workdir:
+        logs = workdir / "pods"
+        write_tree(logs, specs, lines // len(specs))
+        with start_cluster(workdir, specs) as emulator:
+            for i in range(runs):
+                for name in alternated(list(cadences), i):
+                    tag = f"{name.split()[0]}{i}"
+                    m = run_enriched(workdir, logs, emulator.kubeconfig, tag, env=cadences[name])
+                    saved = checkpoints_saved(workdir / f"agent-{tag}.stderr")
+                    results[name].append((m.wall, m.cpu, int(saved.get("writes", 0)), int(saved.get("syncs", 0)),
+                                          float(saved.get("persist_lag_ms_mean", 0)),
+                                          float(saved.get("persist_lag_ms_max", 0))))
+                    print(f"run {i + 1} {name}: {m.wall:.2f}s wall, {m.cpu:.2f}s CPU, {saved.get('writes')} writes",
+                          file=sys.stderr)
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,32 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=2_000_000, help="physical CRI lines in total (over 20 files)")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="logagent-ckpt-"))
-    specs = pod_specs()
-    emulator = None
     base_env = {k: v for k, v in os.environ.items() if k != CADENCE_ENV}
     cadences = {"new (2 ms spacing + 1 s fsync)": base_env, "old (1 s fsync)": {**base_env, CADENCE_ENV: "legacy"}}
-    results: dict[str, list[tuple[float, float, int, int, float, float]]] = {name: [] for name in cadences}
-    try:
-        logs = workdir / "pods"
-        write_tree(logs, specs, args.lines // len(specs))
-        total = args.lines // len(specs) * len(specs)
-        emulator = start_cluster(workdir, specs)
-        for i in range(args.runs):
-            order = list(cadences.items()) if i % 2 == 0 else list(cadences.items())[::-1]
-            for name, env in order:
-                tag = f"{'new' if env is base_env else 'old'}{i}"
-                m = run_agent(workdir, logs, emulator.kubeconfig, tag, env=env)
-                saved = _saved(workdir / f"agent-{tag}.stderr")
-                results[name].append((m.wall, m.cpu, int(saved.get("writes", 0)), int(saved.get("syncs", 0)),
-                                      float(saved.get("persist_lag_ms_mean", 0)),
-                                      float(saved.get("persist_lag_ms_max", 0))))
-                print(f"run {i + 1} {name}: {m.wall:.2f}s wall, {m.cpu:.2f}s CPU, {saved.get('writes')} writes",
-                      file=sys.stderr)
-    finally:
-        if emulator is not None:
-            emulator.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+    results = measure(args.lines, args.runs, cadences)
+    total = args.lines // len(pod_specs()) * len(pod_specs())
     names = list(cadences)
     rows = []
     for name in names:
@@ -80,12 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["cadence", "lines/s (wall)", "lines/CPU-s", "checkpoint writes", "writes/s", "fsync'ed writes",
                  "ack-to-file ms (mean / max)"], rows))
     new, old = results[names[0]], results[names[1]]
-    wall_ratio = median([o[0] / n[0] for n, o in zip(new, old)])
-    cpu_ratio = median([o[1] / n[1] for n, o in zip(new, old)])
+    wall_ratio = median_ratio([o[0] for o in old], [n[0] for n in new])
+    cpu_ratio = median_ratio([o[1] for o in old], [n[1] for n in new])
     print()
     print(table(["new / old (median of per-run ratios)", "measured", "goal", ""], [
-        ["throughput, wall", f"{wall_ratio:.3f}", ">= 0.97", "met" if wall_ratio >= 0.97 else "MISSED"],
-        ["throughput, per CPU-s", f"{cpu_ratio:.3f}", ">= 0.97", "met" if cpu_ratio >= 0.97 else "MISSED"],
+        ["throughput, wall", f"{wall_ratio:.3f}", ">= 0.97", verdict(wall_ratio >= 0.97)],
+        ["throughput, per CPU-s", f"{cpu_ratio:.3f}", ">= 0.97", verdict(cpu_ratio >= 0.97)],
     ]))
     return 0
 

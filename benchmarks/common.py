@@ -7,6 +7,7 @@ and CPU can be read from /proc without counting the others.
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import os
@@ -15,7 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -24,6 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 MIB = 1024 * 1024
+#: after an agent synced and its CPU went quiet, wait this long before reading its memory
+SETTLE_SECS = 2.0
 
 
 # --- /proc readings ---------------------------------------------------------
@@ -38,6 +41,12 @@ def memory_kib(pid: int) -> dict[str, int]:
                 key, _, value = line.partition(":")
                 out[key] = int(value.split()[0])
     return out
+
+
+def read_memory(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process, in bytes."""
+    mem = memory_kib(pid)
+    return mem["VmRSS"] * 1024, mem["VmHWM"] * 1024
 
 
 def rss_bytes(pid: int) -> int:
@@ -102,10 +111,28 @@ def mib(nbytes: float) -> str:
     return f"{nbytes / MIB:.1f}"
 
 
-def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def median_field(name: str) -> property:
+    """A property: the median of attribute ``name`` over ``self.runs``."""
+    return property(lambda self: median(getattr(run, name) for run in self.runs))
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if value < 10 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], cell: Callable[[Any], str] = str) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """``markdown_table`` with numbers formatted: ints with separators, floats to 3 places below 10."""
+    return markdown_table(headers, rows, _number)
 
 
 def verdict(ok: bool) -> str:
@@ -114,6 +141,12 @@ def verdict(ok: bool) -> str:
 
 def machine_line() -> str:
     return f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}), Python {sys.version.split()[0]}"
+
+
+def argument_parser(command: str, doc: str | None) -> argparse.ArgumentParser:
+    """The options parser of ``python -m benchmarks <command>``, its help the module's docstring."""
+    return argparse.ArgumentParser(prog=f"python -m benchmarks {command}", description=doc,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def log(message: str) -> None:
@@ -185,6 +218,12 @@ class Emulator:
     def stop(self) -> None:
         stop_process(self.proc)
 
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
 
 def requests_by(stats: dict[str, Any], resource: str) -> dict[str, int]:
     """``{"list": n, "watch": n, ...}`` of one resource from an emulator stats answer."""
@@ -211,8 +250,11 @@ def initial_state_requests(stats: dict[str, Any], resource: str) -> int:
 
 
 def agent_config(root: Path, kubeconfig: Path, node: str, namespace_flags: Sequence[bool],
-                 kube_extra: str = "") -> Path:
-    """A config with one kubernetes_logs source per flag (over an empty log dir) and a console sink."""
+                 kube_extra: Mapping[str, object] | None = None) -> Path:
+    """A config with one kubernetes_logs source per flag (over an empty log dir) and a console sink.
+
+    ``kube_extra``: more ``kubernetes`` settings (they may override ``initial_delay_ms: 0``).
+    """
     log_dir = root / "pods"
     log_dir.mkdir(parents=True, exist_ok=True)
     sources = "".join(
@@ -221,11 +263,13 @@ def agent_config(root: Path, kubeconfig: Path, node: str, namespace_flags: Seque
         for i, flag in enumerate(namespace_flags)
     )
     inputs = ", ".join(f"s{i}" for i in range(len(namespace_flags)))
+    kube: dict[str, object] = {"node_name": node, "kubeconfig": str(kubeconfig), "initial_delay_ms": 0}
+    kube.update(kube_extra or {})
     path = root / "agent.yaml"
     path.write_text(
         f"data_dir: {root / 'data'}\n"
         "api: {enabled: false}\n"
-        f"kubernetes: {{node_name: {node}, kubeconfig: {kubeconfig}, initial_delay_ms: 0{kube_extra}}}\n"
+        f"kubernetes: {{{', '.join(f'{k}: {v}' for k, v in kube.items())}}}\n"
         f"sources:\n{sources}"
         f"sinks:\n  out: {{type: console, inputs: [{inputs}]}}\n"
     )
@@ -276,6 +320,46 @@ def start_agent(config: Path, stderr_path: Path, env: dict[str, str] | None = No
 
 def wait_agent_synced(agent: Process, timeout: float = 300.0) -> float:
     return agent.wait_for(lambda line: '"metadata synced"' in line, timeout, "agent 'metadata synced'")
+
+
+def settle(pid: int) -> None:
+    """Wait for the process's CPU to go quiet, then ``SETTLE_SECS`` more (before reading its memory)."""
+    wait_cpu_quiet(pid)
+    time.sleep(SETTLE_SECS)
+
+
+def start_settled_agent(config: Path, stderr_path: Path, cwd: Path = REPO) -> tuple[Process, float]:
+    """The agent, once synced and settled; and the seconds it took to sync."""
+    agent = start_agent(config, stderr_path, cwd=cwd)
+    try:
+        synced = wait_agent_synced(agent)
+        settle(agent.pid)
+    except BaseException:
+        agent.stop()
+        raise
+    return agent, synced
+
+
+class RunDirs:
+    """A fresh numbered directory per run under ``root`` (run-001, run-002, ...)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+
+    def next(self) -> Path:
+        self.count += 1
+        directory = self.root / f"run-{self.count:03d}"
+        directory.mkdir()
+        return directory
+
+
+def checkpoints_saved(stderr_path: Path) -> dict[str, Any]:
+    """The agent's "checkpoints saved" log line at shutdown (writes, syncs, persist lag), or {}."""
+    for line in stderr_path.read_text(errors="replace").splitlines():
+        if '"checkpoints saved"' in line:
+            return json.loads(line)
+    return {}
 
 
 def stop_process(proc: subprocess.Popen[Any], timeout: float = 20.0) -> None:

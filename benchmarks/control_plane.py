@@ -20,7 +20,6 @@ per source per kind.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from benchmarks.common import (
     Emulator,
     Process,
     agent_config,
+    argument_parser,
     initial_state_requests,
     log,
     machine_line,
@@ -73,13 +73,15 @@ class Run:
         self.emu = emu
         self.n = 0
 
-    def start(self, flags: list[bool], kube_extra: str = "", directory: Path | None = None) -> Process:
+    def start(self, flags: list[bool], kube_extra: dict[str, object] | None = None,
+              directory: Path | None = None) -> Process:
         if directory is None:
             self.n += 1
             directory = self.root / f"agent-{self.n}"
             directory.mkdir()
         # the watch protocol is what this measures (auto would add one counting list)
-        config = agent_config(directory, self.emu.kubeconfig, NODE, flags, ", namespace_metadata: watch" + kube_extra)
+        config = agent_config(directory, self.emu.kubeconfig, NODE, flags,
+                              {"namespace_metadata": "watch", **(kube_extra or {})})
         agent = start_agent(config, directory / f"agent-{time.monotonic_ns()}.stderr")
         wait_agent_synced(agent)
         time.sleep(1.0)
@@ -127,7 +129,7 @@ def run(steady_secs: float) -> str:
 
             # 3. steady state with short watch timeouts and some churn
             log(f"steady state: {steady_secs:.0f} s with {SHORT_TIMEOUTS[0]}-{SHORT_TIMEOUTS[1]} s watch timeouts")
-            extra = (f", watch_timeout_min_secs: {SHORT_TIMEOUTS[0]}, watch_timeout_max_secs: {SHORT_TIMEOUTS[1]}")
+            extra = {"watch_timeout_min_secs": SHORT_TIMEOUTS[0], "watch_timeout_max_secs": SHORT_TIMEOUTS[1]}
             steady_dir = root / "steady"
             steady_dir.mkdir()
             agent = r.start([True, False, False], extra, steady_dir)
@@ -235,8 +237,7 @@ def run(steady_secs: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks control-plane", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser("control-plane", __doc__)
     parser.add_argument("--quick", action="store_true", help="20 s of steady state instead of 60")
     parser.add_argument("--steady-secs", type=float, default=None)
     args = parser.parse_args(argv)

@@ -32,16 +32,15 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.throughput import PYTHON, REPO, table
+from benchmarks.agent_runs import agent_args, work_directory
+from benchmarks.common import REPO, checkpoints_saved, median, table
 from logagent.files.checkpoints import CADENCE_ENV
 
 LINE_BYTES = 120
@@ -160,9 +159,8 @@ def write_config(workdir: Path, log_dir: Path) -> Path:
 
 
 def start_agent(config: Path, out: Path, env: dict[str, str], *, once: bool = False) -> subprocess.Popen[bytes]:
-    args = [PYTHON, "-m", "logagent", "run", "--config", str(config)] + (["--once"] if once else [])
     with open(out, "wb") as stdout, open(out.with_suffix(".stderr"), "wb") as stderr:
-        return subprocess.Popen(args, cwd=REPO, stdout=stdout, stderr=stderr, env=env)
+        return subprocess.Popen(agent_args(config, once), cwd=REPO, stdout=stdout, stderr=stderr, env=env)
 
 
 def delivered_seqs(out: Path) -> list[tuple[str, int]]:
@@ -210,7 +208,7 @@ def run_variant(workdir: Path, name: str, signum: int, legacy: bool, schedule: l
             seen[key] = count + 1
         outcome.per_kill.append(again)
         if signum == signal.SIGTERM:
-            saved = _saved(out.with_suffix(".stderr"))
+            saved = checkpoints_saved(out.with_suffix(".stderr"))
             outcome.checkpoint_writes += int(saved.get("writes", 0))
             if saved.get("writes"):
                 outcome.lag_means.append(float(saved["persist_lag_ms_mean"]))
@@ -221,14 +219,6 @@ def run_variant(workdir: Path, name: str, signum: int, legacy: bool, schedule: l
     outcome.duplicated = outcome.delivered - len(seen)
     outcome.lost = sum(1 for pod, count in expected.items() for seq in range(count) if (pod, seq) not in seen)
     return outcome
-
-
-def _saved(stderr: Path) -> dict:
-    """The agent's "checkpoints saved" log line at shutdown (writes, lag)."""
-    for line in stderr.read_text(errors="replace").splitlines():
-        if '"checkpoints saved"' in line:
-            return json.loads(line)
-    return {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -245,9 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     variants = [("kill", signal.SIGKILL), ("term", signal.SIGTERM)]
     if args.only:
         variants = [v for v in variants if v[0] == args.only]
-    workdir = Path(tempfile.mkdtemp(prefix="logagent-crash-"))
     results: dict[str, list[Outcome]] = {}
-    try:
+    with work_directory("logagent-crash-", args.keep) as workdir:
         for run in range(args.runs):
             schedule: list[float] = []
             while sum(schedule) < args.secs:
@@ -260,11 +249,6 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name}: written {outcome.written:,}, lost {outcome.lost}, duplicated "
                           f"{outcome.duplicated:,} ({outcome.dup_pct:.2f} %), per stop {outcome.per_kill}",
                           file=sys.stderr)
-    finally:
-        if args.keep:
-            print(f"work directory kept: {workdir}", file=sys.stderr)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
     print_results(results, args)
     return 0
 
@@ -277,9 +261,9 @@ def print_results(results: dict[str, list[Outcome]], args: argparse.Namespace) -
         for o in outcomes:
             kills = o.per_kill
             rows.append([variant, o.restarts, o.rotations, o.written, o.lost, o.duplicated, f"{o.dup_pct:.2f} %",
-                         f"{statistics.median(kills) if kills else 0:.0f} / {max(kills) if kills else 0}",
+                         f"{median(kills) if kills else 0:.0f} / {max(kills) if kills else 0}",
                          o.checkpoint_writes or "-",
-                         f"{statistics.median(o.lag_means):.1f} / {o.lag_max:.1f}" if o.lag_means else "-"])
+                         f"{median(o.lag_means):.1f} / {o.lag_max:.1f}" if o.lag_means else "-"])
     print(table(["variant", "stops", "rotations", "lines written", "lost", "duplicated", "dup %",
                  "dup per stop (median / max)", "checkpoint writes (SIGTERM runs)",
                  "ack-to-file ms, mean / max (SIGTERM runs)"], rows))

@@ -23,31 +23,16 @@ collapsed stacks into DIR).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.throughput import (
-    NODE,
-    PYTHON,
-    REPO,
-    Measured,
-    agent_args,
-    agent_config,
-    median,
-    pod_objects,
-    pod_specs,
-    run_measured,
-    table,
-    write_tree,
-)
+from benchmarks.agent_runs import Measured, run_once, snapshot_kubernetes
+from benchmarks.common import median, table
+from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
+from benchmarks.receivers import ReceiverProcess
 
 HTTP = "sinks:\n  out: {{type: http, inputs: [pods], uri: '{uri}', encoding: ndjson, compression: %s}}\n"
 SINKS = {
@@ -58,83 +43,19 @@ SINKS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class ReceiverProcess:
-    """``python -m tests.receiver`` reporting its accepted-record count every 0.2 s."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.out_path = workdir / "receiver.out"
-        self._out = open(self.out_path, "wb")
-        self.proc = subprocess.Popen([PYTHON, "-m", "tests.receiver", "--port", str(self.port), "--interval", "0.2"],
-                                     cwd=REPO, stdout=self._out, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while b"listening on" not in self.out_path.read_bytes():
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError("the receiver did not start")
-            time.sleep(0.05)
-        self.uri = f"http://127.0.0.1:{self.port}/logs"
-
-    def records(self) -> int:
-        counts = re.findall(rb"records=(\d+)", self.out_path.read_bytes())
-        return int(counts[-1]) if counts else 0
-
-    def bytes(self) -> int:
-        counts = re.findall(rb"bytes=(\d+)", self.out_path.read_bytes())
-        return int(counts[-1]) if counts else 0
-
-    def wait_for(self, total: int, timeout: float = 10.0) -> int:
-        deadline = time.monotonic() + timeout
-        while (seen := self.records()) < total and time.monotonic() < deadline:
-            time.sleep(0.1)
-        return seen
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._out.close()
-
-
 def run_one(workdir: Path, log_dir: Path, snapshot: Path, pipeline: str, tag: str,
             profile: Path | None = None) -> Measured:
-    data_dir = workdir / f"data-{tag}"
-    shutil.rmtree(data_dir, ignore_errors=True)
-    config = agent_config(workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=data_dir,
-                          kubernetes=f"{{node_name: {NODE}, snapshot: {snapshot}}}", pipeline=pipeline)
-    args = agent_args(config)
-    if profile is not None:
-        pyspy = Path(PYTHON).with_name("py-spy")
-        args = [str(pyspy), "record", "-r", "500", "-f", "raw", "--threads", "-o", str(profile), "--"] + args
-    with open(os.devnull, "wb") as out:
-        result = run_measured(args, stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr")
-    if result.returncode != 0:
-        raise RuntimeError(f"agent {tag} exited {result.returncode}: "
-                           f"{(workdir / f'agent-{tag}.stderr').read_text()[-2000:]}")
-    return result
+    return run_once(workdir, log_dir, tag, kubernetes=snapshot_kubernetes(snapshot), pipeline=pipeline,
+                    profile=(profile, 500, ("--threads",)) if profile else None)
 
 
 def build_inputs(workdir: Path, lines: int) -> tuple[Path, Path, Path, int]:
     """The pods tree, a tiny tree for start-up, the offline snapshot; and the record count."""
-    from apiserver_emulator.objects import make_namespace, make_node
-
     specs = pod_specs()
     tree, small = workdir / "pods", workdir / "pods-startup"
     records = sum(write_tree(tree, specs, lines // len(specs)).values())
     write_tree(small, specs, 5)
-    items = [make_namespace(ns, labels={"team": "platform"}) for ns in sorted({s.namespace for s in specs})]
-    items += [make_node(NODE)] + pod_objects(specs)
-    snapshot = workdir / "cluster.json"
-    snapshot.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": items}))
-    return tree, small, snapshot, records
+    return tree, small, write_snapshot(workdir / "cluster.json", specs), records
 
 
 def main(argv: list[str] | None = None) -> int:

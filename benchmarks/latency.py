@@ -17,30 +17,19 @@ new lines. Results are printed as markdown tables (each run, and medians).
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-from benchmarks.throughput import PYTHON, REPO, agent_config, median, table
+from benchmarks.agent_runs import CONSOLE, agent_args, agent_config, work_directory
+from benchmarks.common import REPO, cpu_seconds, median, stop_process, table
 
 CRI_PREFIX = b"2026-12-02T10:00:00.000000000Z stdout F "
 MARK = b'"message":"lat '
 P99_TARGET_MS = 250.0
 IDLE_TARGET_PERCENT = 0.5
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a live process, from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rsplit(b")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -119,12 +108,11 @@ def one_run(workdir: Path, args: argparse.Namespace, tag: str) -> dict[str, floa
     config = agent_config(
         workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=workdir / f"data-{tag}",
         kubernetes=f"{{node_name: x, snapshot: {snapshot}}}",
-        pipeline="sinks:\n  out: {type: console, inputs: [pods]}\n",
+        pipeline=CONSOLE,
     )
     stderr_path = workdir / f"agent-{tag}.stderr"
     with open(stderr_path, "wb") as err:
-        proc = subprocess.Popen([PYTHON, "-m", "logagent", "run", "--config", str(config)], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=err)
+        proc = subprocess.Popen(agent_args(config, once=False), cwd=REPO, stdout=subprocess.PIPE, stderr=err)
     try:
         wait_for_started(stderr_path, proc)
         arrivals = Arrivals(proc.stdout)
@@ -142,12 +130,7 @@ def one_run(workdir: Path, args: argparse.Namespace, tag: str) -> dict[str, floa
         time.sleep(args.idle_secs)
         idle_cpu = cpu_seconds(proc.pid) - idle_before
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         for handle in handles:
             handle.close()
     values = sorted(arrivals.latencies_ms)
@@ -173,16 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-secs", type=float, default=30.0)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="logagent-latency-"))
     results = []
-    try:
+    with work_directory("logagent-latency-") as workdir:
         for i in range(args.runs):
             results.append(one_run(workdir, args, f"r{i}"))
             r = results[-1]
             print(f"run {i + 1}: p50 {r['median']:.1f} ms p99 {r['p99']:.1f} ms idle {r['idle_cpu_percent']:.3f}%",
                   file=sys.stderr)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     keys = ["records", "median", "p90", "p99", "max", "load_cpu_percent", "idle_cpu_percent"]
     headers = ["run", "records", "p50 ms", "p90 ms", "p99 ms", "max ms", "CPU % under load", f"CPU % idle ({args.idle_secs:.0f} s)"]
     print(f"## Latency: {args.rate} lines/s over {args.files} files, console sink to a pipe "

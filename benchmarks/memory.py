@@ -17,7 +17,6 @@ resume gets 410) with VmHWM reset just before, to find the relist's peak.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -29,26 +28,28 @@ from benchmarks.common import (
     PYTHON,
     Emulator,
     Process,
+    RunDirs,
+    agent_config,
+    argument_parser,
     cpu_seconds,
     initial_state_requests,
     log,
     machine_line,
     markdown_table,
     median,
-    memory_kib,
+    median_field,
     mib,
+    read_memory,
     requests_by,
     reset_peak,
-    start_agent,
+    settle,
+    start_settled_agent,
     verdict,
-    wait_agent_synced,
-    wait_cpu_quiet,
 )
 
 NODE_PODS = 110
 BIG_NODE_PODS = 1_110
 OTHER_PODS = 1_000
-SETTLE_SECS = 2.0
 
 
 @dataclass
@@ -62,53 +63,29 @@ class Reading:
 
 @dataclass
 class Series:
-    readings: list[Reading] = field(default_factory=list)
+    runs: list[Reading] = field(default_factory=list)
 
-    @property
-    def rss(self) -> float:
-        return median(r.rss for r in self.readings)
-
-    @property
-    def hwm(self) -> float:
-        return median(r.hwm for r in self.readings)
-
-    @property
-    def cpu(self) -> float:
-        return median(r.cpu for r in self.readings)
-
-    @property
-    def sync_secs(self) -> float:
-        return median(r.sync_secs for r in self.readings)
+    rss = median_field("rss")
+    hwm = median_field("hwm")
+    cpu = median_field("cpu")
+    sync_secs = median_field("sync_secs")
 
     def spread(self) -> str:
-        values = [r.rss for r in self.readings]
+        values = [r.rss for r in self.runs]
         return f"{mib(min(values))}–{mib(max(values))}" if len(values) > 1 else mib(values[0])
 
 
 class Bench:
     def __init__(self, root: Path, emu: Emulator) -> None:
-        self.root = root
         self.emu = emu
-        self.runs = 0
-
-    def _dir(self) -> Path:
-        self.runs += 1
-        d = self.root / f"run-{self.runs:02d}"
-        d.mkdir()
-        return d
+        self.dirs = RunDirs(root)
 
     def start_agent(self, node: str, namespace_flag: bool) -> tuple[Process, float]:
-        from benchmarks.common import agent_config
-
-        d = self._dir()
+        d = self.dirs.next()
         # the watch store is what this measures (auto would look up beyond 5,000 namespaces;
         # see `namespace-modes` for the modes)
-        config = agent_config(d, self.emu.kubeconfig, node, [namespace_flag], ", namespace_metadata: watch")
-        agent = start_agent(config, d / "agent.stderr")
-        synced = wait_agent_synced(agent)
-        wait_cpu_quiet(agent.pid)
-        time.sleep(SETTLE_SECS)
-        return agent, synced
+        config = agent_config(d, self.emu.kubeconfig, node, [namespace_flag], {"namespace_metadata": "watch"})
+        return start_settled_agent(config, d / "agent.stderr")
 
     def agent(self, node: str, namespace_flag: bool, idle_secs: float = 0.0) -> tuple[Reading, float | None]:
         self.emu.reset_stats()
@@ -126,14 +103,13 @@ class Bench:
         return reading, idle
 
     def naive(self, namespaces: int) -> Reading:
-        d = self._dir()
+        d = self.dirs.next()
         proc = Process([PYTHON, "-m", "benchmarks.naive_watcher", "--kubeconfig", str(self.emu.kubeconfig),
                         "--node", NODE, "--pods", str(NODE_PODS), "--watch-namespaces", str(namespaces)],
                        d / "naive.stderr")
         try:
             synced = proc.wait_for(lambda line: line.startswith("synced"), 900, "naive watcher sync")
-            wait_cpu_quiet(proc.pid)
-            time.sleep(SETTLE_SECS)
+            settle(proc.pid)
             return self._read(proc.pid, synced)
         finally:
             proc.stop()
@@ -157,8 +133,7 @@ class Bench:
                         and stats["watch_events_sent"].get("namespaces", 0) >= namespaces):
                     break
                 time.sleep(0.05)
-            wait_cpu_quiet(agent.pid)
-            time.sleep(SETTLE_SECS)
+            settle(agent.pid)
             after = self._read(agent.pid, synced)
             stats = self.emu.stats()
         finally:
@@ -172,8 +147,8 @@ class Bench:
 
     @staticmethod
     def _read(pid: int, synced: float) -> Reading:
-        mem = memory_kib(pid)
-        return Reading(rss=mem["VmRSS"] * 1024, hwm=mem["VmHWM"] * 1024, cpu=cpu_seconds(pid), sync_secs=synced)
+        rss, hwm = read_memory(pid)
+        return Reading(rss=rss, hwm=hwm, cpu=cpu_seconds(pid), sync_secs=synced)
 
 
 def run(quick: bool = False, repeats: int = 3, idle_secs: float = 30.0) -> str:
@@ -207,15 +182,15 @@ def run(quick: bool = False, repeats: int = 3, idle_secs: float = 30.0) -> str:
                 for r in range(runs):
                     log(f"{n:,} namespaces: agent flag off, run {r + 1}/{runs}")
                     reading, idle = bench.agent(NODE, False, idle_secs if (n == 0 and r == 0) else 0.0)
-                    off[n].readings.append(reading)
+                    off[n].runs.append(reading)
                     if idle is not None:
                         idle_cpu.append(idle)
                     log(f"{n:,} namespaces: agent flag on, run {r + 1}/{runs}")
-                    on[n].readings.append(bench.agent(NODE, True)[0])
+                    on[n].runs.append(bench.agent(NODE, True)[0])
                 if n == 0:
                     for r in range(repeats):
                         log(f"{BIG_NODE_PODS} pods on the node: agent flag off, run {r + 1}/{repeats}")
-                        big.readings.append(bench.agent(BIG_NODE, False)[0])
+                        big.runs.append(bench.agent(BIG_NODE, False)[0])
                 log(f"{n:,} namespaces: naive baseline")
                 naive[n] = bench.naive(n)
                 if n == largest:
@@ -242,7 +217,7 @@ def report(counts: list[int], off: dict[int, Series], on: dict[int, Series], nai
     for n in counts:
         per_ns_on = (on[n].rss - off[n].rss) / n if n else None
         per_ns_naive = (naive[n].rss - naive[0].rss) / n if n else None
-        ns_requests = ",".join(f"{v}:{c}" for v, c in sorted(off[n].readings[0].namespace_requests.items())) or "none"
+        ns_requests = ",".join(f"{v}:{c}" for v, c in sorted(off[n].runs[0].namespace_requests.items())) or "none"
         rows.append([
             f"{n:,}",
             f"{mib(off[n].rss)} ({off[n].spread()})", ns_requests,
@@ -264,7 +239,7 @@ def report(counts: list[int], off: dict[int, Series], on: dict[int, Series], nai
     per_ns_on = (on[largest].rss - off[largest].rss) / largest
     per_ns_naive = (naive[largest].rss - naive[0].rss) / largest
     sync_cpu = on[largest].cpu - off[largest].cpu
-    no_ns_requests = all(not r.namespace_requests for n in counts for r in off[n].readings)
+    no_ns_requests = all(not r.namespace_requests for n in counts for r in off[n].runs)
     peak_ratio = float(relist["peak"]) / float(relist["steady"])  # type: ignore[arg-type]
     per_pod = (big.rss - off[0].rss) / (BIG_NODE_PODS - NODE_PODS)
     idle = median(idle_cpu) * 100
@@ -299,8 +274,7 @@ def report(counts: list[int], off: dict[int, Series], on: dict[int, Series], nai
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks memory", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser("memory", __doc__)
     parser.add_argument("--quick", action="store_true", help="0 / 5,000 / 20,000 namespaces and a 10 s idle window")
     parser.add_argument("--repeats", type=int, default=3, help="agent runs per cell (median reported)")
     parser.add_argument("--idle-secs", type=float, default=None, help="idle CPU window (default 30, quick 10)")

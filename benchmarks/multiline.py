@@ -24,26 +24,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.throughput import (
+from benchmarks.agent_runs import Measured, run_enriched, work_directory
+from benchmarks.common import median, table
+from benchmarks.pod_tree import (
+    CRI_PREFIX_BYTES,
     LINE_BYTES,
-    NODE,
-    PIPELINE,
-    Measured,
     PodSpec,
-    agent_args,
-    median,
+    cri_timestamp,
+    message_text,
     pod_specs,
-    run_measured,
     start_cluster,
-    table,
+    write_pod_log,
     write_tree,
-    _message,
 )
 
 GOAL = 0.85
@@ -65,47 +61,27 @@ TRACE = [
 
 def write_trace_tree(root: Path, specs: Sequence[PodSpec], lines_per_file: int, every: int) -> int:
     """CRI files like ``write_tree``'s, with a stack trace on stderr as every ``every``th record; returns the traces."""
-    width = LINE_BYTES - 1 - len("2026-12-02T10:00:00.000000000Z stdout F ")
+    width = LINE_BYTES - 1 - CRI_PREFIX_BYTES
     traces = 0
     for spec in specs:
-        directory = root / spec.dir_name / spec.container
-        directory.mkdir(parents=True, exist_ok=True)
         out: list[bytes] = []
         seq = 0
         while len(out) < lines_per_file:
-            ts = b"2026-12-02T10:%02d:%02d.%09dZ" % (seq // 60000 % 60, seq // 1000 % 60, seq % 1000 * 1000)
+            ts = cri_timestamp(seq)
             if seq % every == every - 1 and len(out) + len(TRACE) <= lines_per_file:
                 out += [ts + b" stderr F " + line.encode() for line in TRACE]
                 traces += 1
             else:
-                out.append(ts + (b" stderr F " if seq % 5 == 0 else b" stdout F ") + _message(seq, width))
+                out.append(ts + (b" stderr F " if seq % 5 == 0 else b" stdout F ") + message_text(seq, width))
             seq += 1
-        (directory / "0.log").write_bytes(b"\n".join(out) + b"\n")
+        write_pod_log(root, spec, out)
     return traces
 
 
 def run_mode(workdir: Path, log_dir: Path, kubeconfig: Path, mode: str, tag: str,
              stdout_path: Path | None = None) -> Measured:
-    data_dir = workdir / f"data-{tag}"
-    shutil.rmtree(data_dir, ignore_errors=True)
-    config = workdir / f"agent-{tag}.yaml"
-    config.write_text(
-        f"data_dir: {data_dir}\n"
-        "api: {enabled: false}\n"
-        f"kubernetes: {{node_name: {NODE}, kubeconfig: {kubeconfig}, initial_delay_ms: 0}}\n"
-        "sources:\n"
-        f"  pods: {{type: kubernetes_logs, log_dir: {log_dir}, multiline: {{mode: {mode}}}}}\n"
-        f"{PIPELINE}"
-    )
-    out = open(stdout_path or "/dev/null", "wb")
-    try:
-        result = run_measured(agent_args(config), stdout=out.fileno(), stderr_path=workdir / f"agent-{tag}.stderr")
-    finally:
-        out.close()
-    if result.returncode != 0:
-        tail = (workdir / f"agent-{tag}.stderr").read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"agent run {tag} exited {result.returncode}:\n{tail}")
-    return result
+    return run_enriched(workdir, log_dir, kubeconfig, tag, source_options=f", multiline: {{mode: {mode}}}",
+                        stdout_path=stdout_path)
 
 
 def check_same_output(workdir: Path, log_dir: Path, kubeconfig: Path) -> str:
@@ -168,10 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
 
-    workdir = Path(tempfile.mkdtemp(prefix="logagent-bench-multiline-"))
     specs = pod_specs()
-    emulator = None
-    try:
+    with work_directory("logagent-bench-multiline-", args.keep) as workdir:
         trees = {"no traces": workdir / "pods"}
         write_tree(trees["no traces"], specs, args.lines // len(specs))
         write_tree(workdir / "pods-startup", specs, 5)
@@ -181,19 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             write_trace_tree(trees["traces"], specs, args.lines // len(specs), args.traces_every)
             write_trace_tree(workdir / "pods-check-traces", specs, 2000, args.traces_every)
         total = args.lines // len(specs) * len(specs)
-        emulator = start_cluster(workdir, specs)
-        print(check_same_output(workdir, workdir / "pods-check", emulator.kubeconfig), file=sys.stderr)
-        if args.traces_every:
-            print(check_trace_output(workdir, workdir / "pods-check-traces", emulator.kubeconfig), file=sys.stderr)
-        rows, ratios, steady = measure(workdir, trees, emulator.kubeconfig, args.runs, total,
-                                       workdir / "pods-startup")
-    finally:
-        if emulator is not None:
-            emulator.stop()
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-        else:
-            print(f"work directory kept: {workdir}", file=sys.stderr)
+        with start_cluster(workdir, specs) as emulator:
+            print(check_same_output(workdir, workdir / "pods-check", emulator.kubeconfig), file=sys.stderr)
+            if args.traces_every:
+                print(check_trace_output(workdir, workdir / "pods-check-traces", emulator.kubeconfig),
+                      file=sys.stderr)
+            rows, ratios, steady = measure(workdir, trees, emulator.kubeconfig, args.runs, total,
+                                           workdir / "pods-startup")
     print_tables(rows, ratios, steady, total, len(specs), args.traces_every)
     return 0
 

@@ -33,7 +33,6 @@ managed-by; ~1.8 KB each on the wire).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -44,16 +43,20 @@ from benchmarks.common import (
     MIB,
     Emulator,
     Process,
+    RunDirs,
+    agent_config,
+    argument_parser,
     hwm_bytes,
     log,
     machine_line,
     markdown_table,
-    median,
-    memory_kib,
+    median_field,
     mib,
+    read_memory,
     requests_by,
     reset_peak,
     rss_bytes,
+    settle,
     start_agent,
     verdict,
     wait_agent_synced,
@@ -62,7 +65,6 @@ from benchmarks.common import (
 
 NODE_PODS = 110
 POD_NAMESPACES = 50  # benchmarks.cluster.realistic_pod spreads pods over ns-000000..ns-000049
-SETTLE_SECS = 2.0
 #: the steady-state window runs every timer this much faster than the defaults
 SPEEDUP = 60
 MODES = ("off", "watch", "lookup", "auto")
@@ -80,17 +82,9 @@ class Run:
 class Cell:
     runs: list[Run] = field(default_factory=list)
 
-    @property
-    def hwm(self) -> float:
-        return median(r.hwm for r in self.runs)
-
-    @property
-    def rss(self) -> float:
-        return median(r.rss for r in self.runs)
-
-    @property
-    def bytes(self) -> float:
-        return median(r.bytes for r in self.runs)
+    hwm = median_field("hwm")
+    rss = median_field("rss")
+    bytes = median_field("bytes")
 
     def requests(self) -> str:
         last = self.runs[-1].requests
@@ -98,23 +92,8 @@ class Cell:
 
 
 def write_config(root: Path, kubeconfig: Path, mode: str, kube_extra: dict[str, object]) -> Path:
-    log_dir = root / "pods"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    kube: dict[str, object] = {"node_name": NODE, "kubeconfig": str(kubeconfig), "initial_delay_ms": 0}
-    if mode not in ("off", "auto", "before"):
-        kube["namespace_metadata"] = mode
-    kube.update(kube_extra)
-    kube_text = ", ".join(f"{k}: {v}" for k, v in kube.items())
-    path = root / "agent.yaml"
-    path.write_text(
-        f"data_dir: {root / 'data'}\n"
-        "api: {enabled: false}\n"
-        f"kubernetes: {{{kube_text}}}\n"
-        f"sources:\n  s0:\n    type: kubernetes_logs\n    log_dir: {log_dir}\n"
-        f"    insert_namespace_fields: {'false' if mode == 'off' else 'true'}\n    insert_node_fields: false\n"
-        "sinks:\n  out: {type: console, inputs: [s0]}\n"
-    )
-    return path
+    kube: dict[str, object] = {} if mode in ("off", "auto", "before") else {"namespace_metadata": mode}
+    return agent_config(root, kubeconfig, NODE, [mode != "off"], {**kube, **kube_extra})
 
 
 def namespace_bytes(stats: dict) -> int:  # type: ignore[type-arg]
@@ -123,19 +102,12 @@ def namespace_bytes(stats: dict) -> int:  # type: ignore[type-arg]
 
 class Bench:
     def __init__(self, root: Path, emu: Emulator, before: Path | None = None) -> None:
-        self.root = root
         self.emu = emu
-        self.count = 0
+        self.dirs = RunDirs(root)
         self.before = before
 
-    def _dir(self) -> Path:
-        self.count += 1
-        d = self.root / f"run-{self.count:03d}"
-        d.mkdir()
-        return d
-
     def agent(self, mode: str, kube_extra: dict[str, object] | None = None) -> Process:
-        d = self._dir()
+        d = self.dirs.next()
         config = write_config(d, self.emu.kubeconfig, mode, kube_extra or {})
         if mode == "before":
             assert self.before is not None
@@ -147,13 +119,12 @@ class Bench:
         agent = self.agent(mode)
         try:
             wait_agent_synced(agent)
-            wait_cpu_quiet(agent.pid)
-            time.sleep(SETTLE_SECS)
-            mem = memory_kib(agent.pid)
+            settle(agent.pid)
+            rss, hwm = read_memory(agent.pid)
             stats = self.emu.stats()
         finally:
             agent.stop()
-        return Run(mem["VmHWM"] * 1024, mem["VmRSS"] * 1024, requests_by(stats, "namespaces"), namespace_bytes(stats))
+        return Run(hwm, rss, requests_by(stats, "namespaces"), namespace_bytes(stats))
 
     def per_hour(self, mode: str, window: float) -> tuple[dict[str, float], float]:
         """Namespace requests and bytes per hour at the real timers, from a window at 60x speed."""
@@ -292,8 +263,7 @@ def report(counts: list[int], cells: dict[tuple[int, str], Cell], hourly: dict, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks namespace-modes", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser("namespace-modes", __doc__)
     parser.add_argument("--quick", action="store_true", help="0 / 2,000 / 10,000 namespaces")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--agents", type=int, default=6, help="agent processes in the rollout")

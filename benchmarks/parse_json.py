@@ -27,23 +27,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.throughput import (
-    FILTER,
-    NODE,
-    Measured,
-    PodSpec,
-    agent_args,
-    agent_config,
-    median,
-    pod_specs,
-    run_measured,
-    start_cluster,
-    table,
-)
+from benchmarks.agent_runs import FILTER, Measured, run_enriched
+from benchmarks.common import median, table
+from benchmarks.pod_tree import PodSpec, cri_timestamp, pod_specs, start_cluster, stream_of, write_pod_log
 
 #: JSON message size the generator aims at
 MESSAGE_BYTES = 300
-STDERR_EVERY = 5
 
 
 def _message(seq: int) -> bytes:
@@ -73,16 +62,12 @@ def write_tree(root: Path, specs: Sequence[PodSpec], lines_per_file: int) -> int
     """``lines_per_file`` CRI lines of JSON messages per pod; returns the mean message size."""
     sizes = 0
     for spec in specs:
-        directory = root / spec.dir_name / spec.container
-        directory.mkdir(parents=True, exist_ok=True)
         out = []
         for seq in range(lines_per_file):
-            stream = b"stderr" if seq % STDERR_EVERY == 0 else b"stdout"
-            ts = b"2026-12-02T10:%02d:%02d.%09dZ" % (seq // 60000 % 60, seq // 1000 % 60, seq % 1000 * 1000)
             message = _message(seq)
             sizes += len(message)
-            out.append(ts + b" " + stream + b" F " + message)
-        (directory / "0.log").write_bytes(b"\n".join(out) + b"\n")
+            out.append(cri_timestamp(seq) + b" " + stream_of(seq) + b" F " + message)
+        write_pod_log(root, spec, out)
     return sizes // max(1, lines_per_file * len(specs))
 
 
@@ -111,21 +96,8 @@ def pipeline(parse_target: str | None, place: str = "first") -> str:
 
 def run_agent(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, parse_target: str | None,
               place: str = "first", *, stdout_path: Path | None = None, profile: Path | None = None) -> Measured:
-    data_dir = workdir / f"data-{tag}"
-    shutil.rmtree(data_dir, ignore_errors=True)
-    kubernetes = f"{{node_name: {NODE}, kubeconfig: {kubeconfig}, initial_delay_ms: 0}}"
-    config = agent_config(workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=data_dir,
-                          kubernetes=kubernetes, pipeline=pipeline(parse_target, place))
-    args = agent_args(config)
-    if profile is not None:
-        args = [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "1000", "-f", "raw", "-o",
-                str(profile), "--"] + args
-    stderr_path = workdir / f"agent-{tag}.stderr"
-    with open(stdout_path or "/dev/null", "wb") as out:
-        result = run_measured(args, stdout=out.fileno(), stderr_path=stderr_path)
-    if result.returncode != 0:
-        raise RuntimeError(f"agent run {tag} exited {result.returncode}:\n{stderr_path.read_text()[-2000:]}")
-    return result
+    return run_enriched(workdir, log_dir, kubeconfig, tag, pipeline=pipeline(parse_target, place),
+                        stdout_path=stdout_path, profile=(profile, 1000, ()) if profile else None)
 
 
 def check_output(workdir: Path, log_dir: Path, kubeconfig: Path, target: str, expected: int) -> str:
