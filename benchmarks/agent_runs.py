@@ -140,10 +140,12 @@ def run_once(workdir: Path, log_dir: Path, tag: str, *, kubernetes: str, pipelin
 
 
 def run_enriched(workdir: Path, log_dir: Path, kubeconfig: Path, tag: str, *, pipeline: str = PIPELINE,
-                 **options: object) -> Measured:
+                 source_options: str = "", stdout_path: Path | None = None,
+                 profile: tuple[Path, int, tuple[str, ...]] | None = None, env: dict[str, str] | None = None,
+                 code: Path = REPO) -> Measured:
     """``run_once`` with metadata from the emulator (default pipeline: the throughput one)."""
     return run_once(workdir, log_dir, tag, kubernetes=emulator_kubernetes(kubeconfig), pipeline=pipeline,
-                    **options)  # type: ignore[arg-type]
+                    source_options=source_options, stdout_path=stdout_path, profile=profile, env=env, code=code)
 
 
 # -- figures --------------------------------------------------------------------------------

@@ -211,15 +211,17 @@ def report(counts: list[int], cells: dict[tuple[int, str], Cell], hourly: dict, 
            f"{elapsed:.0f} s; shared, noisy machine)", ""]
     rows = []
     for n in counts:
-        off = cells[(n, "off")]
         for mode in modes:
-            cell = cells[(n, mode)]
-            per_ns = f"{(cell.hwm - off.hwm) / n:.0f}" if n and mode != "off" else "–"
-            rows.append([f"{n:,}", mode, mib(cell.hwm), mib(cell.rss), f"{(cell.hwm - off.hwm) / MIB:+.1f}",
+            cell, base = cells[(n, mode)], _base(cells, n, mode)
+            per_ns = f"{(cell.hwm - base.hwm) / n:.0f}" if n and mode != "off" else "–"
+            rows.append([f"{n:,}", mode, mib(cell.hwm), mib(cell.rss), f"{(cell.hwm - base.hwm) / MIB:+.1f}",
                          per_ns, cell.requests(), f"{cell.bytes / 1024:,.0f}"])
-    out.append(markdown_table(["namespaces", "mode", "peak RSS MiB", "steady RSS MiB", "peak − off MiB",
-                               "peak B/ns above off", "namespace requests at start", "namespace KiB sent at start"],
+    out.append(markdown_table(["namespaces", "mode", "peak RSS MiB", "steady RSS MiB", "peak − base MiB",
+                               "peak B/ns above base", "namespace requests at start", "namespace KiB sent at start"],
                               rows))
+    out.append("")
+    out.append("Base: the same count's `off` run; for `before`, its own run at 0 namespaces "
+               "(the earlier agent has no `off` here, and its start-up RSS differs).")
     out.append("")
     out.append(markdown_table(
         ["mode (at " + f"{largest:,}" + " namespaces)", "namespace requests per hour", "namespace KiB per hour"],
@@ -255,11 +257,19 @@ def report(counts: list[int], cells: dict[tuple[int, str], Cell], hourly: dict, 
     ]
     if "before" in modes:
         before = cells[(largest, "before")]
-        per_ns_before = (before.hwm - off.hwm) / largest
+        per_ns_before = (before.hwm - _base(cells, largest, "before").hwm) / largest
         targets.append(["watch peak B per namespace: before / now (same run)", "(reported)",
                         f"{per_ns_before:.0f} / {per_ns_watch:.0f} = {per_ns_before / per_ns_watch:.2f}×", "–"])
     out.append(markdown_table(["target", "goal", "measured", "verdict"], targets))
     return "\n".join(out)
+
+
+def _base(cells: dict[tuple[int, str], Cell], count: int, mode: str) -> Cell:
+    """What a cell's growth is measured from: the same count's ``off``, or, for the
+    earlier agent, its own run at the smallest count (its start-up RSS is not ours)."""
+    if mode == "before":
+        return cells[(min(n for n, _ in cells), "before")]
+    return cells[(count, "off")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,7 +106,7 @@ async def test_removed_and_replaced_sources_unregister_their_pod_listeners(
         write_line(tmp_path, first, "first pod")
         await delivered("first pod")
 
-        for _ in range(100):  # the removed source's task ends once it stopped reading
+        for _ in range(600):  # the removed source's task ends once it stopped reading
             gc.collect()
             if removed() is None:
                 break
