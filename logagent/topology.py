@@ -49,7 +49,7 @@ INBOX_EVENTS = 20_000
 INBOX_BYTES = 8 << 20
 
 # ---------------------------------------------------------------- builders
-# One line per component kind: config Struct type -> the component's constructor.
+# One line per component kind: transforms by config Struct type, sinks by kind.
 
 TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
     FilterConfig: FilterTransform,
@@ -79,7 +79,7 @@ def _http_based(module: str, class_name: str) -> SinkBuilder:
 
 #: sink kind (its config's ``type`` tag, as in ``config.SINK_KINDS``) -> builder. A sink's
 #: module is imported when a config first uses it, so an agent without HTTP-based sinks
-#: never loads their compressors and protobuf classes.
+#: never loads the HTTP sink machinery, the backend protocols or the protobuf classes.
 SINK_BUILDERS: dict[str, SinkBuilder] = {
     "console": _console,
     "http": _http_based("logagent.sinks.http", "HttpSink"),
