@@ -48,6 +48,10 @@ class FileContext:
     def get(self, key: str) -> Any:
         return self.fields.get(key)
 
+    def has(self, key: str) -> bool:
+        """Whether top-level ``key`` is present, even with a null value (VRL's ``exists``)."""
+        return key in self.fields
+
 
 class LogEvent(msgspec.Struct, gc=False, eq=False):
     """One log record: the per-line fields plus a reference to its file context.
@@ -100,6 +104,18 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if fields is not None and key in fields:
             return resolve(fields[key])
         return self.ctx.fields.get(key)
+
+    def has(self, key: str) -> bool:
+        """Whether top-level ``key`` is present, even with a null value (VRL's ``exists``).
+
+        Conditions call it only after :meth:`get` gave None, so it need not be fast.
+        """
+        fields = self.fields
+        if key == "message":
+            return self.message is not None or (fields is not None and "message" in fields)
+        if key in SOURCE_KEYS:
+            return self.get(key) is not None
+        return (fields is not None and key in fields) or key in self.ctx.fields
 
     def to_dict(self) -> dict[str, Any]:
         """The complete record as a new dict (nested values are shared, not copied)."""

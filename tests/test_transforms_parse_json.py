@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from logagent.acks import AckGroup, Batch
+from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
 from logagent.event import FileContext, LogEvent
@@ -274,6 +275,29 @@ def test_filter_and_route_read_parsed_fields() -> None:
     got = {port: [e.message for e in b.events] for port, b in route.process(Batch(events, [AckGroup()], 1))}
     assert got == {"err": ['{"level": "error"}'], "parsed": ['{"level": "error"}', '{"level": "info"}'],
                    "_unmatched": ["text"]}
+
+
+def test_exists_is_true_for_a_parsed_null_as_in_vrl() -> None:
+    """VRL's exists() tells a missing field from a null one; so must conditions on parsed records."""
+    merged = run(transform("."), [event('{"gone": null, "level": "info"}'), event('{"level": "info"}')], context())
+    under = run(transform("parsed"), [event('{"gone": null}')], context())
+    assert merged[0].get("gone") is None and "gone" in record(merged[0])
+    for text, expected in [("exists(.gone)", [True, False]), ("!exists(.gone)", [False, True]),
+                           ("is_null(.gone)", [True, True]), ("exists(.level)", [True, True]),
+                           ("exists(.missing)", [False, False])]:
+        condition = compile_condition(text)
+        assert [condition(e) for e in merged] == expected, text
+        # the batch way of a filter (a metadata-only condition answered per context) agrees
+        kept = run(FilterTransform("f", FilterConfig(inputs=["p"], condition=text)), merged)
+        assert [e in kept for e in merged] == expected, text
+    assert compile_condition("exists(.parsed.gone)")(under[0]) is True
+    assert compile_condition("exists(.parsed.other)")(under[0]) is False
+    # a null in the file's context is present too; per-line keys the record lacks are not
+    ctx = FileContext({"file": FILE, "kubernetes": {"pod_name": "web-0"}, "owner": None})
+    bare = LogEvent(None, None, None, ctx, False, {"x": 1})
+    assert [compile_condition(f"exists(.{key})")(bare) for key in ("owner", "x", "message", "stream", "timestamp",
+                                                                  "truncated")] == [True, True] + [False] * 4
+    assert compile_condition("exists(.message)")(LogEvent(None, None, None, ctx, False, {"message": None}))
 
 
 def test_metadata_only_memo_is_not_stale_for_merged_keys() -> None:
