@@ -78,6 +78,8 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     text of a JSON object, already validated and without raw line breaks,
     not decoded yet. Encoders embed it as written; :meth:`get` and
     :meth:`to_dict` (and so conditions) see it decoded (see :func:`resolve`).
+    ``fields`` may also be a :class:`MessageFields`: its one key's value is
+    the record's own ``message`` (a string), read as such a JSON object.
     """
 
     message: str | None
@@ -102,7 +104,8 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
             return True if self.truncated else None
         fields = self.fields
         if fields is not None and key in fields:
-            return resolve(fields[key])
+            value = fields[key]
+            return resolve(msgspec.Raw(self.message) if value is MESSAGE_JSON else value)
         return self.ctx.fields.get(key)
 
     def has(self, key: str) -> bool:
@@ -129,7 +132,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if self.truncated:
             record["truncated"] = True
         if self.fields:
-            record.update(resolved(self.fields))
+            record.update(resolved(self.fields, self.message))
         return record
 
     def __repr__(self) -> str:
@@ -151,9 +154,68 @@ def resolve(value: Any) -> Any:
         return json.loads(bytes(value))
 
 
-def resolved(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` with every ``msgspec.Raw`` value decoded (the same dict when there is none)."""
+def resolved(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
+    """``fields`` of a record with ``message`` as plain JSON values (the same dict when nothing needs decoding)."""
+    if type(fields) is MessageFields:
+        return {fields.key: resolve(msgspec.Raw(message))}
     for value in fields.values():
         if type(value) is msgspec.Raw:
             return {key: resolve(value) for key, value in fields.items()}
+    return fields
+
+
+def raw_fields(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
+    """``fields`` of a record with ``message`` as msgspec can encode them (a MessageFields' value as Raw)."""
+    if type(fields) is MessageFields:
+        return {fields.key: msgspec.Raw(message)}
+    return fields
+
+
+class _MessageJson:
+    """The value under a :class:`MessageFields`' key: the record's message, read as JSON."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MESSAGE_JSON"
+
+
+MESSAGE_JSON = _MessageJson()
+
+
+class MessageFields(dict):  # type: ignore[type-arg]
+    """``LogEvent.fields`` of a record whose one own key holds its message's JSON object.
+
+    ``parse_json`` with a key target gives it to every record whose message
+    is the text of an object (validated, without raw line breaks): the record
+    then needs no dict and no ``msgspec.Raw`` of its own, and encoders write
+    ``prefix`` and the message's text as is. The same instance, one per key
+    (see :func:`message_fields`), is shared by all such records and never
+    changed; :meth:`LogEvent.get`, :meth:`LogEvent.to_dict` and
+    :func:`resolved` decode the message when asked.
+    """
+
+    __slots__ = ("key", "prefix")
+
+    def __init__(self, key: str) -> None:
+        super().__init__({key: MESSAGE_JSON})
+        self.key = key
+        #: what precedes the object in an encoded record: b',"<key>":'
+        self.prefix: bytes = b"," + _json_encode(key) + b":"
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("MessageFields are shared by many records and never changed")
+
+    def __reduce__(self) -> Any:
+        return (MessageFields, (self.key,))
+
+
+_MESSAGE_FIELDS: dict[str, MessageFields] = {}
+
+
+def message_fields(key: str) -> MessageFields:
+    """The one :class:`MessageFields` for ``key``."""
+    fields = _MESSAGE_FIELDS.get(key)
+    if fields is None:
+        fields = _MESSAGE_FIELDS[key] = MessageFields(key)
     return fields

@@ -13,7 +13,7 @@ from logagent.acks import AckGroup, Batch
 from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
-from logagent.event import FileContext, LogEvent
+from logagent.event import FileContext, LogEvent, MessageFields
 from logagent.sinks.batching import encode_record
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
@@ -107,7 +107,15 @@ def test_anything_but_an_object_passes_unchanged_and_is_counted(text: str) -> No
 def test_the_message_is_kept_as_written_and_read_decoded() -> None:
     text = '{"b": 1.50, "a": [1, 2], "n": 12345678901234567890123, "u": "\\u00e9t\\u00e9"}'
     out = one(transform("parsed"), event(text))
-    assert type(out.fields["parsed"]) is msgspec.Raw  # validated, not decoded
+    # validated, not decoded: the record shares one MessageFields, its message is the object's text
+    assert type(out.fields) is MessageFields and out.fields is one(transform("parsed"), event("{}")).fields
+    assert list(out.fields) == ["parsed"] and out.message == text
+    with pytest.raises(TypeError):
+        out.fields["other"] = 1
+    assert copy.deepcopy(out).get("parsed") == out.get("parsed")
+    dropped = one(transform("parsed", drop_field=True), event(text))
+    assert type(dropped.fields["parsed"]) is msgspec.Raw and dropped.get("parsed") == out.get("parsed")
+    assert record(dropped) == {k: v for k, v in record(out).items() if k != "message"}
     assert encode_json(out).endswith(b',"parsed":' + text.encode() + b"}")
     assert out.get("parsed") == {"b": 1.5, "a": [1, 2], "n": 12345678901234567890123, "u": "\u00e9t\u00e9"}
     assert record(out)["parsed"] == out.get("parsed")
@@ -246,6 +254,26 @@ def test_field_from_an_earlier_parse_and_drop_it() -> None:
     # the same into the parsed object itself
     third = one(transform(".parsed.payload", field=".parsed.payload"), first)
     assert record(third)["parsed"] == {"payload": {"order": 5, "items": [1]}, "level": "info"}
+
+
+def test_later_transforms_on_a_record_whose_object_is_its_message() -> None:
+    """A record holding the shared MessageFields is edited through a copy, in every way a later parse_json can."""
+    text = '{"level": "info", "n": 1}'
+    first = one(transform("parsed"), event(text))
+    assert type(first.fields) is MessageFields
+    again = one(transform("copy"), first)  # the message into a second key
+    assert record(again) == base(text, parsed=obj_of(text), copy=obj_of(text))
+    merged = one(transform("."), first)  # merged next to the parsed key, which it does not overwrite
+    assert record(merged) == base(text, parsed=obj_of(text), level="info", n=1)
+    dropped = one(transform("other", drop_field=True), first)  # the message dropped, the parsed key stays
+    assert record(dropped) == base(None, parsed=obj_of(text), other=obj_of(text))
+    replaced = one(transform("parsed"), first)  # the same key again: replaced by the same object
+    assert record(replaced) == record(first)
+    assert type(first.fields) is MessageFields and record(first) == base(text, parsed=obj_of(text))
+
+
+def obj_of(text: str) -> dict[str, Any]:
+    return json.loads(text)
 
 
 def test_field_inside_the_context_dropped() -> None:

@@ -17,12 +17,15 @@ import msgspec
 
 from logagent.acks import Batch
 from logagent.conditions.paths import make_getter
-from logagent.event import PER_LINE_KEYS, LogEvent, resolve
+from logagent.event import PER_LINE_KEYS, LogEvent, message_fields, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
 
 _MESSAGE = attrgetter("message")
+_STREAM = attrgetter("stream")
+_TIMESTAMP = attrgetter("timestamp")
+_TRUNCATED = attrgetter("truncated")
 
 #: reasons a record is passed on unparsed (the ``reason`` label of the error counter)
 FIELD_MISSING = "field_missing"
@@ -89,6 +92,8 @@ class ParseJsonTransform(Transform):
         # the common shapes, done without a Draft: the message into one new top-level key, or merged
         single = self.target is not None and len(self.target) == 1
         self._into_key = self.target[0] if self._from_message and single else None  # type: ignore[index]
+        #: the fields of a record that keeps its message and holds its object under ``_into_key``
+        self._message_fields = message_fields(self._into_key) if self._into_key is not None else None
         self._plain_merge = self._from_message and not self.drop_field and merge
         self._target_keys = frozenset(self.target[:1] if self.target else ())
 
@@ -131,23 +136,27 @@ class ParseJsonTransform(Transform):
             return None
         if any(map(contains, texts, repeat("\n"))):
             return None
-        raw = msgspec.Raw
         if self.drop_field:
+            raw = msgspec.Raw
             return [LogEvent(None, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
-        return [LogEvent(t, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
+        # every event made in C: no dict, no Raw per record (see MessageFields)
+        return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                        map(_TRUNCATED, events), repeat(self._message_fields)))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
 
         A message that is an object's text is validated, not decoded: the
-        record holds it as ``msgspec.Raw`` (see LogEvent), which encoders copy
-        as is and readers decode. A text with a line break (JSON whitespace,
+        record's fields are the shared MessageFields (or, when the message is
+        dropped, the text as ``msgspec.Raw``; see LogEvent), which encoders
+        copy as is and readers decode. A text with a line break (JSON whitespace,
         e.g. a multiline record) is decoded, so that encoders never write one
         into a JSON line. Any other case takes the general way.
         """
         drop = self.drop_field
         validate = _validate_object
         raw = msgspec.Raw
+        shared = self._message_fields
         out: list[LogEvent] = []
         changed = False
         # a batch's ctx promises one context and no per-record fields: then only the message needs a look
@@ -165,8 +174,11 @@ class ParseJsonTransform(Transform):
                     self.errors[NOT_AN_OBJECT] += 1
                     out.append(event)
                     continue
-                out.append(LogEvent(None if drop else text, event.stream, event.timestamp, event.ctx, event.truncated,
-                                    {key: raw(text)}))
+                if drop:
+                    out.append(LogEvent(None, event.stream, event.timestamp, event.ctx, event.truncated,
+                                        {key: raw(text)}))
+                else:
+                    out.append(LogEvent(text, event.stream, event.timestamp, event.ctx, event.truncated, shared))
                 changed = True
                 continue
             new = self._parse(event)
