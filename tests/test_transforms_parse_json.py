@@ -461,6 +461,34 @@ def test_a_batch_of_objects_takes_the_batch_way_with_the_same_records(drop_field
     assert record(out[0])["parsed"] == {"a": 1} and clash.fields["parsed"] == "from the context"
 
 
+def test_a_batch_of_objects_merged_the_batch_way_gives_the_same_records() -> None:
+    ctx = context()
+    texts = [json.dumps({"i": i, "level": "info", "nested": {"n": [i, None]}}) for i in range(5)] + ['{"z":1} ']
+    events = [event(x, ctx, stream="stderr" if i % 2 else "stdout") for i, x in enumerate(texts)]
+    events[3] = LogEvent(texts[3], None, None, ctx, True)
+    t = transform(".")
+    t._parse = lambda e: pytest.fail("took the record-by-record way")  # type: ignore[method-assign]
+    whole = run(t, events, ctx)  # one context: decoded with one map, the dicts taken as they are
+    del t._parse
+    one_by_one = [one(transform("."), e) for e in events]  # no batch ctx: record by record
+    assert [record(e) for e in whole] == [record(e) for e in one_by_one]
+    assert [{k: e.get(k) for k in json.loads(x)} for e, x in zip(whole, texts)] == [json.loads(x) for x in texts]
+    assert [e.message for e in whole] == texts and whole[3].truncated and whole[3].stream is None and not t.errors
+    # any message the batch way cannot take sends the whole batch record by record, with the same results
+    for extra, error in [("plain", "not_json_object"), ("[1]", "not_json_object"), ("{}", None),
+                         ('{"file": "mine", "new": 1}', None), ('{"message": "inner", "stream": "x"}', None),
+                         ('{"a":\n1}', None)]:
+        t = transform(".")
+        mixed = run(t, events + [event(extra, ctx)], ctx)
+        assert [record(e) for e in mixed[:6]] == [record(e) for e in whole], extra
+        assert t.errors == ({error: 1} if error else {}), extra
+        last = record(mixed[6])
+        assert last["file"] == FILE and last["message"] == extra and last["stream"] == "stdout", extra
+    assert record(run(transform("."), [event('{"file": "mine", "new": 1}', ctx)], ctx)[0])["new"] == 1
+    # beyond the float range msgspec does not decode: record by record, read as infinity
+    assert run(transform("."), events + [event('{"big": 1e999}', ctx)], ctx)[6].get("big") == float("inf")
+
+
 def test_a_metadata_condition_still_runs_once_per_context_after_parse_json() -> None:
     ctx = context()
     parsed = run(transform("parsed"), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)

@@ -32,6 +32,7 @@ FIELD_MISSING = "field_missing"
 NOT_AN_OBJECT = "not_json_object"
 TARGET_CONFLICT = "target_conflict"
 MERGE = "."
+_ONLY_DICT = {dict}
 
 
 class _AnyObject(msgspec.Struct):
@@ -107,6 +108,8 @@ class ParseJsonTransform(Transform):
             return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None, (batch.ctx, self._target_keys)))]
         if key is not None:
             out, changed = self._message_into_key(batch, key)
+        elif self._plain_merge and batch.ctx is not None and (merged := self._whole_batch_merged(batch)) is not None:
+            out, changed = merged, True
         else:
             out, changed = [], False
             for event in events:
@@ -142,6 +145,29 @@ class ParseJsonTransform(Transform):
         # every event made in C: no dict, no Raw per record (see MessageFields)
         return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
                         map(_TRUNCATED, events), repeat(self._message_fields)))
+
+    def _whole_batch_merged(self, batch: Batch) -> list[LogEvent] | None:
+        """Target ``.`` for a batch whose every message is a non-empty object without a key the records have.
+
+        Each message is decoded once, in C with one ``map``, and the decoded
+        dict is the new record's ``fields`` as it is (no per-key work). None
+        when that does not apply (some message is not an object, is empty or
+        has a key of the context or a per-line key): then record by record.
+        """
+        ctx = batch.ctx
+        assert ctx is not None
+        events = batch.events
+        texts = list(map(_MESSAGE, events))
+        try:
+            objects = list(map(self._decode, texts))
+        except (msgspec.DecodeError, UnicodeError):  # ValidationError included: a number beyond the float range
+            return None
+        if set(map(type, objects)) != _ONLY_DICT or not all(objects):
+            return None
+        if not all(map(blocked_keys(ctx).isdisjoint, objects)):
+            return None
+        return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                        map(_TRUNCATED, events), objects))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
