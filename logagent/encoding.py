@@ -41,6 +41,9 @@ def _after_head(event: LogEvent, end: bytes) -> bytes:
     if type(fields) is MessageFields:
         parts.append(fields.prefix)
         parts.append(event.message.encode())  # type: ignore[union-attr]  # the object's text, validated
+    elif event.fields_from_message:  # the object's keys as the message writes them, between its braces
+        parts.append(b",")
+        parts.append(event.message[1:-1].encode())  # type: ignore[index]
     elif fields:
         # {"a":1,...} without its braces continues the record
         parts.append(b",")
@@ -96,7 +99,9 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
     One pass: a common record (a known stream, a timestamp, not truncated, no
     per-record ``fields``) is two parts, its message and timestamp the only
     encoder calls; so is one whose ``fields`` are a :class:`MessageFields`
-    (the message's text follows as is); any record with a message is two parts. The file's
+    (the message's text follows as is) or which says ``fields_from_message``
+    (the message's text is the rest of the record); any record with a message
+    is two parts. The file's
     pre-encoded fields (often most of a record's bytes) are referenced, not
     copied; the small rest of the record is joined into one part, because each
     ``writev`` (at most IOV_MAX parts) costs the console sink's writer thread a
@@ -119,6 +124,10 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
                 message = event.message
                 parts += (event.ctx.json_head, join((encode(message), tail, encode(timestamp), fields.prefix,
                                                      message.encode(), b"}\n")))  # type: ignore[union-attr]
+                continue
+            if event.fields_from_message:  # parse_json merged the message: its text is the rest of the record
+                parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b",",
+                                                     event.message[1:].encode(), b"\n")))  # type: ignore[index]
                 continue
             if fields and event.message is not None:
                 parts += (event.ctx.json_head,

@@ -80,6 +80,13 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     :meth:`to_dict` (and so conditions) see it decoded (see :func:`resolve`).
     ``fields`` may also be a :class:`MessageFields`: its one key's value is
     the record's own ``message`` (a string), read as such a JSON object.
+
+    ``fields_from_message`` True says that ``fields`` is the object decoded
+    from ``message`` and nothing else, and that ``message`` is that object's
+    text starting with ``{``, ending with ``}``, without raw line breaks: the
+    encoders then write the message's text after its ``{`` in place of
+    ``fields`` instead of encoding them again. Only ``parse_json`` sets it;
+    an event made any other way (a copy with changed fields) leaves it False.
     """
 
     message: str | None
@@ -88,6 +95,9 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     ctx: FileContext
     truncated: bool = False
     fields: dict[str, Any] | None = None
+    #: ``fields`` is exactly the decoded object whose text is ``message``
+    #: (``parse_json`` merging a message): see the class docstring
+    fields_from_message: bool = False
 
     def get(self, key: str) -> Any:
         """Top-level field lookup used by conditions; a missing field is None."""

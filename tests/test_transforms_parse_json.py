@@ -474,6 +474,14 @@ def test_a_batch_of_objects_merged_the_batch_way_gives_the_same_records() -> Non
     assert [record(e) for e in whole] == [record(e) for e in one_by_one]
     assert [{k: e.get(k) for k in json.loads(x)} for e, x in zip(whole, texts)] == [json.loads(x) for x in texts]
     assert [e.message for e in whole] == texts and whole[3].truncated and whole[3].stream is None and not t.errors
+    # a trailing space: the dicts are encoded again; else the records are written from their texts
+    assert not any(e.fields_from_message for e in whole)
+    plain = run(transform("."), events[:5], ctx)
+    assert all(e.fields_from_message for e in plain) and [record(e) for e in plain] == [record(e) for e in whole[:5]]
+    assert encode_json(plain[0]).endswith(b',' + texts[0][1:].encode())
+    assert not any(e.fields_from_message for e in one_by_one)
+    twice = run(transform("."), [event('{"a":1,"b":0,"a":2}', ctx)], ctx)[0]  # written as is, read as decoded
+    assert twice.fields_from_message and record(twice)["a"] == 2 and twice.get("a") == 2
     # any message the batch way cannot take sends the whole batch record by record, with the same results
     for extra, error in [("plain", "not_json_object"), ("[1]", "not_json_object"), ("{}", None),
                          ('{"file": "mine", "new": 1}', None), ('{"message": "inner", "stream": "x"}', None),

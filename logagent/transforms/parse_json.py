@@ -150,7 +150,9 @@ class ParseJsonTransform(Transform):
         """Target ``.`` for a batch whose every message is a non-empty object without a key the records have.
 
         Each message is decoded once, in C with one ``map``, and the decoded
-        dict is the new record's ``fields`` as it is (no per-key work). None
+        dict is the new record's ``fields`` as it is (no per-key work); when
+        every text is written plainly (``{`` to ``}``, one line) the records
+        say ``fields_from_message`` and are encoded from the texts. None
         when that does not apply (some message is not an object, is empty or
         has a key of the context or a per-line key): then record by record.
         """
@@ -166,8 +168,14 @@ class ParseJsonTransform(Transform):
             return None
         if not all(map(blocked_keys(ctx).isdisjoint, objects)):
             return None
+        # the encoders may write the texts rather than encode the dicts again (see LogEvent)
+        as_written = (
+            all(map(str.startswith, texts, repeat("{")))
+            and all(map(str.endswith, texts, repeat("}")))
+            and not any(map(contains, texts, repeat("\n")))
+        )
         return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
-                        map(_TRUNCATED, events), objects))
+                        map(_TRUNCATED, events), objects, repeat(as_written)))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
