@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from logagent.event import LogEvent, MessageFields, raw_fields
+from logagent.event import MERGED_MESSAGE, LogEvent, MessageFields, raw_fields
 
 _encode = msgspec.json.Encoder().encode
 _STREAM = {"stdout": b',"stream":"stdout"', "stderr": b',"stream":"stderr"'}
@@ -41,7 +41,7 @@ def _after_head(event: LogEvent, end: bytes) -> bytes:
     if type(fields) is MessageFields:
         parts.append(fields.prefix)
         parts.append(event.message.encode())  # type: ignore[union-attr]  # the object's text, validated
-    elif event.fields_from_message:  # the object's keys as the message writes them, between its braces
+    elif fields is MERGED_MESSAGE:  # the object's keys as the message writes them, between its braces
         parts.append(b",")
         parts.append(event.message[1:-1].encode())  # type: ignore[index]
     elif fields:
@@ -99,7 +99,7 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
     One pass: a common record (a known stream, a timestamp, not truncated, no
     per-record ``fields``) is two parts, its message and timestamp the only
     encoder calls; so is one whose ``fields`` are a :class:`MessageFields`
-    (the message's text follows as is) or which says ``fields_from_message``
+    (the message's text follows as is) or are ``MERGED_MESSAGE``
     (the message's text is the rest of the record); any record with a message
     is two parts. The file's
     pre-encoded fields (often most of a record's bytes) are referenced, not
@@ -125,7 +125,7 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
                 parts += (event.ctx.json_head, join((encode(message), tail, encode(timestamp), fields.prefix,
                                                      message.encode(), b"}\n")))  # type: ignore[union-attr]
                 continue
-            if event.fields_from_message:  # parse_json merged the message: its text is the rest of the record
+            if fields is MERGED_MESSAGE:  # parse_json merged the message: its text is the rest of the record
                 parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b",",
                                                      event.message[1:].encode(), b"\n")))  # type: ignore[index]
                 continue

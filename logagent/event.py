@@ -81,12 +81,10 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     ``fields`` may also be a :class:`MessageFields`: its one key's value is
     the record's own ``message`` (a string), read as such a JSON object.
 
-    ``fields_from_message`` True says that ``fields`` is the object decoded
-    from ``message`` and nothing else, and that ``message`` is that object's
-    text starting with ``{``, ending with ``}``, without raw line breaks: the
-    encoders then write the message's text after its ``{`` in place of
-    ``fields`` instead of encoding them again. Only ``parse_json`` sets it;
-    an event made any other way (a copy with changed fields) leaves it False.
+    Or ``fields`` is :data:`MERGED_MESSAGE`: the record's own keys are those
+    of the object whose text is its ``message`` (``parse_json`` merging it),
+    none of them a key of ``ctx.fields`` or a per-line key. The message was
+    validated, not decoded: encoders write its text, readers decode it.
     """
 
     message: str | None
@@ -95,9 +93,6 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     ctx: FileContext
     truncated: bool = False
     fields: dict[str, Any] | None = None
-    #: ``fields`` is exactly the decoded object whose text is ``message``
-    #: (``parse_json`` merging a message): see the class docstring
-    fields_from_message: bool = False
 
     def get(self, key: str) -> Any:
         """Top-level field lookup used by conditions; a missing field is None."""
@@ -113,9 +108,13 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if key == "truncated":
             return True if self.truncated else None
         fields = self.fields
-        if fields is not None and key in fields:
-            value = fields[key]
-            return resolve(msgspec.Raw(self.message) if value is MESSAGE_JSON else value)
+        if fields is not None:
+            if fields is MERGED_MESSAGE:
+                if key not in self.ctx.fields:
+                    return message_object(self.message).get(key)  # type: ignore[arg-type]
+            elif key in fields:
+                value = fields[key]
+                return resolve(msgspec.Raw(self.message) if value is MESSAGE_JSON else value)
         return self.ctx.fields.get(key)
 
     def has(self, key: str) -> bool:
@@ -128,7 +127,11 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
             return self.message is not None or (fields is not None and "message" in fields)
         if key in SOURCE_KEYS:
             return self.get(key) is not None
-        return (fields is not None and key in fields) or key in self.ctx.fields
+        if key in self.ctx.fields:
+            return True
+        if fields is MERGED_MESSAGE:
+            return key in message_object(self.message)  # type: ignore[arg-type]
+        return fields is not None and key in fields
 
     def to_dict(self) -> dict[str, Any]:
         """The complete record as a new dict (nested values are shared, not copied)."""
@@ -168,6 +171,8 @@ def resolved(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
     """``fields`` of a record with ``message`` as plain JSON values (the same dict when nothing needs decoding)."""
     if type(fields) is MessageFields:
         return {fields.key: resolve(msgspec.Raw(message))}
+    if fields is MERGED_MESSAGE:
+        return message_object(message)  # type: ignore[arg-type]
     for value in fields.values():
         if type(value) is msgspec.Raw:
             return {key: resolve(value) for key, value in fields.items()}
@@ -178,7 +183,14 @@ def raw_fields(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
     """``fields`` of a record with ``message`` as msgspec can encode them (a MessageFields' value as Raw)."""
     if type(fields) is MessageFields:
         return {fields.key: msgspec.Raw(message)}
+    if fields is MERGED_MESSAGE:
+        return message_object(message)  # type: ignore[arg-type]
     return fields
+
+
+def message_object(message: str) -> dict[str, Any]:
+    """The object whose validated text is ``message`` (decoded each time it is asked for)."""
+    return resolve(msgspec.Raw(message))  # type: ignore[no-any-return]
 
 
 class _MessageJson:
@@ -221,6 +233,25 @@ class MessageFields(dict):  # type: ignore[type-arg]
 
 
 _MESSAGE_FIELDS: dict[str, MessageFields] = {}
+
+
+class _MergedMessage(dict):  # type: ignore[type-arg]
+    """The class of :data:`MERGED_MESSAGE` (one instance)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError("MERGED_MESSAGE is shared by many records and never changed")
+
+    def __reduce__(self) -> str:
+        return "MERGED_MESSAGE"  # the module-level singleton, also through copy and pickle
+
+
+#: ``LogEvent.fields`` of a record whose own keys are its message's object's
+#: (see LogEvent). Not empty, so that ``if event.fields`` holds; its one entry
+#: (a sentinel, not a string) is not a key of the record: test for it with
+#: ``is`` before reading ``fields`` as a dict.
+MERGED_MESSAGE = _MergedMessage({MESSAGE_JSON: MESSAGE_JSON})
 
 
 def message_fields(key: str) -> MessageFields:

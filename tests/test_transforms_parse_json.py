@@ -13,7 +13,7 @@ from logagent.acks import AckGroup, Batch
 from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
-from logagent.event import FileContext, LogEvent, MessageFields
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields
 from logagent.sinks.batching import encode_record
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
@@ -340,6 +340,11 @@ def test_metadata_only_memo_is_not_stale_for_merged_keys() -> None:
                                   event("plain", ctx)], ctx)
     kept = run(condition, parsed)
     assert [e.get("level") for e in kept] == ["error"]
+    # records of one batch of objects are merged without decoding: the condition decodes them
+    lazy = run(transform("."), [event('{"level": "error"}', ctx), event('{"level": "info"}', ctx)], ctx)
+    assert all(e.fields is MERGED_MESSAGE for e in lazy)
+    assert [e.get("level") for e in run(condition, lazy)] == ["error"]
+    assert [e.get("level") for e in run(condition, lazy + [event("x", ctx)])] == ["error"]
     # a route on the same shape, several conditions
     route = RouteTransform("r", RouteConfig(inputs=["p"], route={"err": '.level == "error"',
                                                                  "web": '.kubernetes.pod_name == "web-0"'}))
@@ -474,32 +479,43 @@ def test_a_batch_of_objects_merged_the_batch_way_gives_the_same_records() -> Non
     assert [record(e) for e in whole] == [record(e) for e in one_by_one]
     assert [{k: e.get(k) for k in json.loads(x)} for e, x in zip(whole, texts)] == [json.loads(x) for x in texts]
     assert [e.message for e in whole] == texts and whole[3].truncated and whole[3].stream is None and not t.errors
-    # a trailing space: the dicts are encoded again; else the records are written from their texts
-    assert not any(e.fields_from_message for e in whole)
+    # a trailing space: decoded, the dicts are the fields; else only validated, written from the texts
+    assert all(type(e.fields) is dict for e in whole)
     plain = run(transform("."), events[:5], ctx)
-    assert all(e.fields_from_message for e in plain) and [record(e) for e in plain] == [record(e) for e in whole[:5]]
-    assert encode_json(plain[0]).endswith(b',' + texts[0][1:].encode())
-    assert not any(e.fields_from_message for e in one_by_one)
+    assert all(e.fields is MERGED_MESSAGE for e in plain)
+    assert [record(e) for e in plain] == [record(e) for e in whole[:5]]
+    assert encode_json(plain[0]).endswith(b"," + texts[0][1:].encode())
+    assert copy.deepcopy(plain[0]).fields is MERGED_MESSAGE and not any(e.fields is MERGED_MESSAGE for e in one_by_one)
+    with pytest.raises(TypeError):
+        plain[0].fields["x"] = 1  # type: ignore[index]
     twice = run(transform("."), [event('{"a":1,"b":0,"a":2}', ctx)], ctx)[0]  # written as is, read as decoded
-    assert twice.fields_from_message and record(twice)["a"] == 2 and twice.get("a") == 2
+    assert twice.fields is MERGED_MESSAGE and record(twice)["a"] == 2 and twice.get("a") == 2
+    big = run(transform("."), [event('{"big":1e999,"x":[1]}', ctx)], ctx)[0]  # beyond msgspec's floats: read as inf
+    assert big.fields is MERGED_MESSAGE and record(big)["big"] == float("inf") and b"1e999" in encode_json(big)
     # any message the batch way cannot take sends the whole batch record by record, with the same results
-    for extra, error in [("plain", "not_json_object"), ("[1]", "not_json_object"), ("{}", None),
+    for extra, error in [("plain", "not_json_object"), ("[1]", "not_json_object"), ("{}", None), ("{ }", None),
                          ('{"file": "mine", "new": 1}', None), ('{"message": "inner", "stream": "x"}', None),
-                         ('{"a":\n1}', None)]:
-        t = transform(".")
-        mixed = run(t, events + [event(extra, ctx)], ctx)
-        assert [record(e) for e in mixed[:6]] == [record(e) for e in whole], extra
-        assert t.errors == ({error: 1} if error else {}), extra
-        last = record(mixed[6])
-        assert last["file"] == FILE and last["message"] == extra and last["stream"] == "stdout", extra
+                         ('{"a":\n1}', None), ('{"a": 1', "not_json_object"), ('{"a": 1}}', "not_json_object"),
+                         ('{"a": 1},{"b": 2}', "not_json_object"), ('{"kubernetes": null, "new": 1}', None)]:
+        for before, expected in [(events, whole), (events[:5], plain)]:  # decoded and validated-only batches
+            t = transform(".")
+            mixed = run(t, before + [event(extra, ctx)], ctx)
+            assert [record(e) for e in mixed[:-1]] == [record(e) for e in expected], extra
+            assert t.errors == ({error: 1} if error else {}), extra
+            last = record(mixed[-1])
+            assert last["file"] == FILE and last["message"] == extra and last["stream"] == "stdout", extra
+            assert last["kubernetes"] == ctx.fields["kubernetes"], extra
     assert record(run(transform("."), [event('{"file": "mine", "new": 1}', ctx)], ctx)[0])["new"] == 1
     # beyond the float range msgspec does not decode: record by record, read as infinity
     assert run(transform("."), events + [event('{"big": 1e999}', ctx)], ctx)[6].get("big") == float("inf")
 
 
-def test_a_metadata_condition_still_runs_once_per_context_after_parse_json() -> None:
+@pytest.mark.parametrize("target", ["parsed", "."])
+def test_a_metadata_condition_still_runs_once_per_context_after_parse_json(target: str) -> None:
     ctx = context()
-    parsed = run(transform("parsed"), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)
+    parsed = run(transform(target), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)
+    lazy = run(transform(target), [event('{"level": "error"}', ctx) for _ in range(50)], ctx)
+    parsed = lazy + parsed[50:]  # merged: MERGED_MESSAGE records, and one without fields
     keep = FilterTransform("f", FilterConfig(inputs=["p"], condition='.kubernetes.pod_name == "web-0"'))
     calls = []
     inner = keep._batch_condition.condition

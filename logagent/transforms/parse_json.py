@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from itertools import repeat
-from operator import attrgetter, contains
+from operator import attrgetter, contains, eq
 from typing import Any
 
 import msgspec
 
 from logagent.acks import Batch
 from logagent.conditions.paths import make_getter
-from logagent.event import PER_LINE_KEYS, LogEvent, message_fields, resolve
+from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, FileContext, LogEvent, message_fields, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
@@ -33,6 +33,9 @@ NOT_AN_OBJECT = "not_json_object"
 TARGET_CONFLICT = "target_conflict"
 MERGE = "."
 _ONLY_DICT = {dict}
+#: how an empty object's text may start: such a text cannot be written after the record's keys
+_EMPTY_OBJECT_STARTS = ("{}", "{ ", "{\t", "{\r")
+_KEY_CHECK = ("parse_json.key_check",)
 
 
 class _AnyObject(msgspec.Struct):
@@ -48,6 +51,22 @@ def _is_object(text: str) -> bool:
     except (msgspec.DecodeError, UnicodeError):
         return False
     return True
+
+
+def _key_check(ctx: FileContext) -> tuple[Any, Any]:
+    """(decode, nothing found) for the keys a merge into a record of ``ctx`` must not add, made once per context.
+
+    ``decode(text)`` validates an object's text and keeps only those keys;
+    its result equals ``nothing found`` when the object has none of them.
+    """
+    check = ctx.memo.get(_KEY_CHECK)
+    if check is None:
+        keys = sorted(blocked_keys(ctx))
+        names = [f"k{i}" for i in range(len(keys))]
+        struct = msgspec.defstruct("RecordKeys", [(name, Any, msgspec.UNSET) for name in names],
+                                   rename=dict(zip(names, keys)), gc=False)
+        check = ctx.memo[_KEY_CHECK] = (msgspec.json.Decoder(struct).decode, struct())
+    return check  # type: ignore[no-any-return]
 
 
 class ParseJsonConfig(msgspec.Struct, tag="parse_json", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -149,17 +168,34 @@ class ParseJsonTransform(Transform):
     def _whole_batch_merged(self, batch: Batch) -> list[LogEvent] | None:
         """Target ``.`` for a batch whose every message is a non-empty object without a key the records have.
 
-        Each message is decoded once, in C with one ``map``, and the decoded
-        dict is the new record's ``fields`` as it is (no per-key work); when
-        every text is written plainly (``{`` to ``}``, one line) the records
-        say ``fields_from_message`` and are encoded from the texts. None
-        when that does not apply (some message is not an object, is empty or
-        has a key of the context or a per-line key): then record by record.
+        When every text runs from ``{`` to ``}`` on one line, the messages are
+        validated, not decoded: one msgspec Struct per context, whose fields
+        are the keys a merge must not add, tells in C whether an object holds
+        one of them, and the records get :data:`MERGED_MESSAGE` (see
+        LogEvent). Otherwise each message is decoded with one ``map`` and the
+        decoded dicts are the records' ``fields`` as they are. None when
+        neither applies (some message is not an object, is empty or has a key
+        of the context or a per-line key): then record by record.
         """
         ctx = batch.ctx
         assert ctx is not None
         events = batch.events
         texts = list(map(_MESSAGE, events))
+        if (
+            all(map(str.startswith, texts, repeat("{")))
+            and all(map(str.endswith, texts, repeat("}")))
+            and not any(map(str.startswith, texts, repeat(_EMPTY_OBJECT_STARTS)))
+            and not any(map(contains, texts, repeat("\n")))
+        ):
+            decode, none_found = _key_check(ctx)
+            try:
+                found = list(map(decode, texts))
+            except (msgspec.DecodeError, UnicodeError):
+                return None
+            if not all(map(eq, found, repeat(none_found))):
+                return None
+            return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                            map(_TRUNCATED, events), repeat(MERGED_MESSAGE)))
         try:
             objects = list(map(self._decode, texts))
         except (msgspec.DecodeError, UnicodeError):  # ValidationError included: a number beyond the float range
@@ -168,14 +204,8 @@ class ParseJsonTransform(Transform):
             return None
         if not all(map(blocked_keys(ctx).isdisjoint, objects)):
             return None
-        # the encoders may write the texts rather than encode the dicts again (see LogEvent)
-        as_written = (
-            all(map(str.startswith, texts, repeat("{")))
-            and all(map(str.endswith, texts, repeat("}")))
-            and not any(map(contains, texts, repeat("\n")))
-        )
         return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
-                        map(_TRUNCATED, events), objects, repeat(as_written)))
+                        map(_TRUNCATED, events), objects))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
