@@ -111,7 +111,8 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if fields is not None:
             if fields is MERGED_MESSAGE:
                 if key not in self.ctx.fields:
-                    return message_object(self.message).get(key)  # type: ignore[arg-type]
+                    value = message_value(self.message, key)  # type: ignore[arg-type]
+                    return None if value is msgspec.UNSET else value
             elif key in fields:
                 value = fields[key]
                 return resolve(msgspec.Raw(self.message) if value is MESSAGE_JSON else value)
@@ -130,7 +131,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if key in self.ctx.fields:
             return True
         if fields is MERGED_MESSAGE:
-            return key in message_object(self.message)  # type: ignore[arg-type]
+            return message_value(self.message, key) is not msgspec.UNSET  # type: ignore[arg-type]
         return fields is not None and key in fields
 
     def to_dict(self) -> dict[str, Any]:
@@ -191,6 +192,30 @@ def raw_fields(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
 def message_object(message: str) -> dict[str, Any]:
     """The object whose validated text is ``message`` (decoded each time it is asked for)."""
     return resolve(msgspec.Raw(message))  # type: ignore[no-any-return]
+
+
+def message_value(message: str, key: str) -> Any:
+    """``message_object(message)[key]``, or ``msgspec.UNSET`` when absent, decoding only that key's value.
+
+    A msgspec Struct whose one field is ``key`` (made once per key) skips the
+    other values in C: reading one key of a merged record costs little more
+    than validating it, not a decode of the whole object.
+    """
+    decode = _KEY_DECODERS.get(key)
+    if decode is None:
+        struct = msgspec.defstruct("MessageKey", [("value", Any, msgspec.UNSET)], rename={"value": key}, gc=False)
+        decode = msgspec.json.Decoder(struct).decode
+        if len(_KEY_DECODERS) < _MAX_KEY_DECODERS:
+            _KEY_DECODERS[key] = decode
+    try:
+        return decode(message).value
+    except msgspec.DecodeError:  # that value is a number beyond the float range: as resolve reads it
+        return message_object(message).get(key, msgspec.UNSET)
+
+
+#: keys read from merged records are those of conditions and templates: few; the cap is a safety net
+_MAX_KEY_DECODERS = 1024
+_KEY_DECODERS: dict[str, Any] = {}
 
 
 class _MessageJson:

@@ -307,8 +307,25 @@ def test_filter_and_route_read_parsed_fields() -> None:
 
 def test_exists_is_true_for_a_parsed_null_as_in_vrl() -> None:
     """VRL's exists() tells a missing field from a null one; so must conditions on parsed records."""
-    merged = run(transform("."), [event('{"gone": null, "level": "info"}'), event('{"level": "info"}')], context())
-    under = run(transform("parsed"), [event('{"gone": null}')], context())
+    ctx = context()
+    texts = ['{"gone": null, "level": "info"}', '{"level": "info"}']
+    lazy = run(transform("."), [event(text, ctx) for text in texts], ctx)  # validated, decoded when read
+    decoded = run(transform("."), [event(text + " ", ctx) for text in texts], ctx)  # decoded into dicts
+    under = run(transform("parsed"), [event('{"gone": null}', ctx)], ctx)
+    assert lazy[0].fields is MERGED_MESSAGE and type(decoded[0].fields) is dict
+    for merged in (lazy, decoded):
+        _exists_agrees_with_vrl(merged)
+    assert compile_condition("exists(.parsed.gone)")(under[0]) is True
+    assert compile_condition("exists(.parsed.other)")(under[0]) is False
+    # a null in the file's context is present too; per-line keys the record lacks are not
+    ctx = FileContext({"file": FILE, "kubernetes": {"pod_name": "web-0"}, "owner": None})
+    bare = LogEvent(None, None, None, ctx, False, {"x": 1})
+    assert [compile_condition(f"exists(.{key})")(bare) for key in ("owner", "x", "message", "stream", "timestamp",
+                                                                  "truncated")] == [True, True] + [False] * 4
+    assert compile_condition("exists(.message)")(LogEvent(None, None, None, ctx, False, {"message": None}))
+
+
+def _exists_agrees_with_vrl(merged: list[LogEvent]) -> None:
     assert merged[0].get("gone") is None and "gone" in record(merged[0])
     for text, expected in [("exists(.gone)", [True, False]), ("!exists(.gone)", [False, True]),
                            ("is_null(.gone)", [True, True]), ("exists(.level)", [True, True]),
@@ -318,14 +335,6 @@ def test_exists_is_true_for_a_parsed_null_as_in_vrl() -> None:
         # the batch way of a filter (a metadata-only condition answered per context) agrees
         kept = run(FilterTransform("f", FilterConfig(inputs=["p"], condition=text)), merged)
         assert [e in kept for e in merged] == expected, text
-    assert compile_condition("exists(.parsed.gone)")(under[0]) is True
-    assert compile_condition("exists(.parsed.other)")(under[0]) is False
-    # a null in the file's context is present too; per-line keys the record lacks are not
-    ctx = FileContext({"file": FILE, "kubernetes": {"pod_name": "web-0"}, "owner": None})
-    bare = LogEvent(None, None, None, ctx, False, {"x": 1})
-    assert [compile_condition(f"exists(.{key})")(bare) for key in ("owner", "x", "message", "stream", "timestamp",
-                                                                  "truncated")] == [True, True] + [False] * 4
-    assert compile_condition("exists(.message)")(LogEvent(None, None, None, ctx, False, {"message": None}))
 
 
 def test_metadata_only_memo_is_not_stale_for_merged_keys() -> None:
