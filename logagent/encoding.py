@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from logagent.event import LogEvent
+from logagent.event import MERGED_MESSAGE, LogEvent, MessageFields, raw_fields
 
 _encode = msgspec.json.Encoder().encode
 _STREAM = {"stdout": b',"stream":"stdout"', "stderr": b',"stream":"stderr"'}
@@ -38,7 +38,13 @@ def _after_head(event: LogEvent, end: bytes) -> bytes:
     if event.truncated:
         parts.append(b',"truncated":true')
     fields = event.fields
-    if fields:
+    if type(fields) is MessageFields:
+        parts.append(fields.prefix)
+        parts.append(event.message.encode())  # type: ignore[union-attr]  # the object's text, validated
+    elif fields is MERGED_MESSAGE:  # the object's keys as the message writes them, between its braces
+        parts.append(b",")
+        parts.append(event.message[1:-1].encode())  # type: ignore[index]
+    elif fields:
         # {"a":1,...} without its braces continues the record
         parts.append(b",")
         parts.append(_encode(fields)[1:-1])
@@ -58,7 +64,7 @@ def _encode_without_message(event: LogEvent) -> bytes:
     if event.truncated:
         parts.append(b',"truncated":true')
     if event.fields:
-        parts.append(b"," + _encode(event.fields)[1:])
+        parts.append(b"," + _encode(raw_fields(event.fields, event.message))[1:])
     else:
         parts.append(b"}")
     if not event.ctx.fields and len(parts) > 1 and parts[1].startswith(b","):
@@ -92,7 +98,10 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
 
     One pass: a common record (a known stream, a timestamp, not truncated, no
     per-record ``fields``) is two parts, its message and timestamp the only
-    encoder calls; any record with a message is two parts. The file's
+    encoder calls; so is one whose ``fields`` are a :class:`MessageFields`
+    (the message's text follows as is) or are ``MERGED_MESSAGE``
+    (the message's text is the rest of the record); any record with a message
+    is two parts. The file's
     pre-encoded fields (often most of a record's bytes) are referenced, not
     copied; the small rest of the record is joined into one part, because each
     ``writev`` (at most IOV_MAX parts) costs the console sink's writer thread a
@@ -110,6 +119,15 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
             fields = event.fields
             if fields is None:
                 parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b"}\n")))
+                continue
+            if type(fields) is MessageFields:  # parse_json's object is the message's text: written as is
+                message = event.message
+                parts += (event.ctx.json_head, join((encode(message), tail, encode(timestamp), fields.prefix,
+                                                     message.encode(), b"}\n")))  # type: ignore[union-attr]
+                continue
+            if fields is MERGED_MESSAGE:  # parse_json merged the message: its text is the rest of the record
+                parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b",",
+                                                     event.message[1:].encode(), b"\n")))  # type: ignore[index]
                 continue
             if fields and event.message is not None:
                 parts += (event.ctx.json_head,

@@ -48,6 +48,10 @@ class FileContext:
     def get(self, key: str) -> Any:
         return self.fields.get(key)
 
+    def has(self, key: str) -> bool:
+        """Whether top-level ``key`` is present, even with a null value (VRL's ``exists``)."""
+        return key in self.fields
+
 
 class LogEvent(msgspec.Struct, gc=False, eq=False):
     """One log record: the per-line fields plus a reference to its file context.
@@ -74,6 +78,13 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     text of a JSON object, already validated and without raw line breaks,
     not decoded yet. Encoders embed it as written; :meth:`get` and
     :meth:`to_dict` (and so conditions) see it decoded (see :func:`resolve`).
+    ``fields`` may also be a :class:`MessageFields`: its one key's value is
+    the record's own ``message`` (a string), read as such a JSON object.
+
+    Or ``fields`` is :data:`MERGED_MESSAGE`: the record's own keys are those
+    of the object whose text is its ``message`` (``parse_json`` merging it),
+    none of them a key of ``ctx.fields`` or a per-line key. The message was
+    validated, not decoded: encoders write its text, readers decode it.
     """
 
     message: str | None
@@ -97,9 +108,31 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if key == "truncated":
             return True if self.truncated else None
         fields = self.fields
-        if fields is not None and key in fields:
-            return resolve(fields[key])
+        if fields is not None:
+            if fields is MERGED_MESSAGE:
+                if key not in self.ctx.fields:
+                    value = message_value(self.message, key)  # type: ignore[arg-type]
+                    return None if value is msgspec.UNSET else value
+            elif key in fields:
+                value = fields[key]
+                return resolve(msgspec.Raw(self.message) if value is MESSAGE_JSON else value)
         return self.ctx.fields.get(key)
+
+    def has(self, key: str) -> bool:
+        """Whether top-level ``key`` is present, even with a null value (VRL's ``exists``).
+
+        Conditions call it only after :meth:`get` gave None, so it need not be fast.
+        """
+        fields = self.fields
+        if key == "message":
+            return self.message is not None or (fields is not None and "message" in fields)
+        if key in SOURCE_KEYS:
+            return self.get(key) is not None
+        if key in self.ctx.fields:
+            return True
+        if fields is MERGED_MESSAGE:
+            return message_value(self.message, key) is not msgspec.UNSET  # type: ignore[arg-type]
+        return fields is not None and key in fields
 
     def to_dict(self) -> dict[str, Any]:
         """The complete record as a new dict (nested values are shared, not copied)."""
@@ -113,7 +146,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if self.truncated:
             record["truncated"] = True
         if self.fields:
-            record.update(resolved(self.fields))
+            record.update(resolved(self.fields, self.message))
         return record
 
     def __repr__(self) -> str:
@@ -135,9 +168,120 @@ def resolve(value: Any) -> Any:
         return json.loads(bytes(value))
 
 
-def resolved(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` with every ``msgspec.Raw`` value decoded (the same dict when there is none)."""
+def resolved(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
+    """``fields`` of a record with ``message`` as plain JSON values (the same dict when nothing needs decoding)."""
+    if type(fields) is MessageFields:
+        return {fields.key: resolve(msgspec.Raw(message))}
+    if fields is MERGED_MESSAGE:
+        return message_object(message)  # type: ignore[arg-type]
     for value in fields.values():
         if type(value) is msgspec.Raw:
             return {key: resolve(value) for key, value in fields.items()}
+    return fields
+
+
+def raw_fields(fields: dict[str, Any], message: str | None) -> dict[str, Any]:
+    """``fields`` of a record with ``message`` as msgspec can encode them (a MessageFields' value as Raw)."""
+    if type(fields) is MessageFields:
+        return {fields.key: msgspec.Raw(message)}
+    if fields is MERGED_MESSAGE:
+        return message_object(message)  # type: ignore[arg-type]
+    return fields
+
+
+def message_object(message: str) -> dict[str, Any]:
+    """The object whose validated text is ``message`` (decoded each time it is asked for)."""
+    return resolve(msgspec.Raw(message))  # type: ignore[no-any-return]
+
+
+def message_value(message: str, key: str) -> Any:
+    """``message_object(message)[key]``, or ``msgspec.UNSET`` when absent, decoding only that key's value.
+
+    A msgspec Struct whose one field is ``key`` (made once per key) skips the
+    other values in C: reading one key of a merged record costs little more
+    than validating it, not a decode of the whole object.
+    """
+    decode = _KEY_DECODERS.get(key)
+    if decode is None:
+        struct = msgspec.defstruct("MessageKey", [("value", Any, msgspec.UNSET)], rename={"value": key}, gc=False)
+        decode = msgspec.json.Decoder(struct).decode
+        if len(_KEY_DECODERS) < _MAX_KEY_DECODERS:
+            _KEY_DECODERS[key] = decode
+    try:
+        return decode(message).value
+    except msgspec.DecodeError:  # that value is a number beyond the float range: as resolve reads it
+        return message_object(message).get(key, msgspec.UNSET)
+
+
+#: keys read from merged records are those of conditions and templates: few; the cap is a safety net
+_MAX_KEY_DECODERS = 1024
+_KEY_DECODERS: dict[str, Any] = {}
+
+
+class _MessageJson:
+    """The value under a :class:`MessageFields`' key: the record's message, read as JSON."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MESSAGE_JSON"
+
+
+MESSAGE_JSON = _MessageJson()
+
+
+class MessageFields(dict):  # type: ignore[type-arg]
+    """``LogEvent.fields`` of a record whose one own key holds its message's JSON object.
+
+    ``parse_json`` with a key target gives it to every record whose message
+    is the text of an object (validated, without raw line breaks): the record
+    then needs no dict and no ``msgspec.Raw`` of its own, and encoders write
+    ``prefix`` and the message's text as is. The same instance, one per key
+    (see :func:`message_fields`), is shared by all such records and never
+    changed; :meth:`LogEvent.get`, :meth:`LogEvent.to_dict` and
+    :func:`resolved` decode the message when asked.
+    """
+
+    __slots__ = ("key", "prefix")
+
+    def __init__(self, key: str) -> None:
+        super().__init__({key: MESSAGE_JSON})
+        self.key = key
+        #: what precedes the object in an encoded record: b',"<key>":'
+        self.prefix: bytes = b"," + _json_encode(key) + b":"
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("MessageFields are shared by many records and never changed")
+
+    def __reduce__(self) -> Any:
+        return (MessageFields, (self.key,))
+
+
+_MESSAGE_FIELDS: dict[str, MessageFields] = {}
+
+
+class _MergedMessage(dict):  # type: ignore[type-arg]
+    """The class of :data:`MERGED_MESSAGE` (one instance)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError("MERGED_MESSAGE is shared by many records and never changed")
+
+    def __reduce__(self) -> str:
+        return "MERGED_MESSAGE"  # the module-level singleton, also through copy and pickle
+
+
+#: ``LogEvent.fields`` of a record whose own keys are its message's object's
+#: (see LogEvent). Not empty, so that ``if event.fields`` holds; its one entry
+#: (a sentinel, not a string) is not a key of the record: test for it with
+#: ``is`` before reading ``fields`` as a dict.
+MERGED_MESSAGE = _MergedMessage({MESSAGE_JSON: MESSAGE_JSON})
+
+
+def message_fields(key: str) -> MessageFields:
+    """The one :class:`MessageFields` for ``key``."""
+    fields = _MESSAGE_FIELDS.get(key)
+    if fields is None:
+        fields = _MESSAGE_FIELDS[key] = MessageFields(key)
     return fields

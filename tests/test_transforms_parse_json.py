@@ -10,9 +10,10 @@ import msgspec
 import pytest
 
 from logagent.acks import AckGroup, Batch
+from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
-from logagent.event import FileContext, LogEvent
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields
 from logagent.sinks.batching import encode_record
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
@@ -106,7 +107,15 @@ def test_anything_but_an_object_passes_unchanged_and_is_counted(text: str) -> No
 def test_the_message_is_kept_as_written_and_read_decoded() -> None:
     text = '{"b": 1.50, "a": [1, 2], "n": 12345678901234567890123, "u": "\\u00e9t\\u00e9"}'
     out = one(transform("parsed"), event(text))
-    assert type(out.fields["parsed"]) is msgspec.Raw  # validated, not decoded
+    # validated, not decoded: the record shares one MessageFields, its message is the object's text
+    assert type(out.fields) is MessageFields and out.fields is one(transform("parsed"), event("{}")).fields
+    assert list(out.fields) == ["parsed"] and out.message == text
+    with pytest.raises(TypeError):
+        out.fields["other"] = 1
+    assert copy.deepcopy(out).get("parsed") == out.get("parsed")
+    dropped = one(transform("parsed", drop_field=True), event(text))
+    assert type(dropped.fields["parsed"]) is msgspec.Raw and dropped.get("parsed") == out.get("parsed")
+    assert record(dropped) == {k: v for k, v in record(out).items() if k != "message"}
     assert encode_json(out).endswith(b',"parsed":' + text.encode() + b"}")
     assert out.get("parsed") == {"b": 1.5, "a": [1, 2], "n": 12345678901234567890123, "u": "\u00e9t\u00e9"}
     assert record(out)["parsed"] == out.get("parsed")
@@ -247,6 +256,26 @@ def test_field_from_an_earlier_parse_and_drop_it() -> None:
     assert record(third)["parsed"] == {"payload": {"order": 5, "items": [1]}, "level": "info"}
 
 
+def test_later_transforms_on_a_record_whose_object_is_its_message() -> None:
+    """A record holding the shared MessageFields is edited through a copy, in every way a later parse_json can."""
+    text = '{"level": "info", "n": 1}'
+    first = one(transform("parsed"), event(text))
+    assert type(first.fields) is MessageFields
+    again = one(transform("copy"), first)  # the message into a second key
+    assert record(again) == base(text, parsed=obj_of(text), copy=obj_of(text))
+    merged = one(transform("."), first)  # merged next to the parsed key, which it does not overwrite
+    assert record(merged) == base(text, parsed=obj_of(text), level="info", n=1)
+    dropped = one(transform("other", drop_field=True), first)  # the message dropped, the parsed key stays
+    assert record(dropped) == base(None, parsed=obj_of(text), other=obj_of(text))
+    replaced = one(transform("parsed"), first)  # the same key again: replaced by the same object
+    assert record(replaced) == record(first)
+    assert type(first.fields) is MessageFields and record(first) == base(text, parsed=obj_of(text))
+
+
+def obj_of(text: str) -> dict[str, Any]:
+    return json.loads(text)
+
+
 def test_field_inside_the_context_dropped() -> None:
     ctx = FileContext({"file": FILE, "kubernetes": {"pod_annotations": {"cfg": '{"x": 1}', "other": "y"}}})
     out = one(transform("cfg", field=".kubernetes.pod_annotations.cfg", drop_field=True), event("line", ctx))
@@ -276,6 +305,38 @@ def test_filter_and_route_read_parsed_fields() -> None:
                    "_unmatched": ["text"]}
 
 
+def test_exists_is_true_for_a_parsed_null_as_in_vrl() -> None:
+    """VRL's exists() tells a missing field from a null one; so must conditions on parsed records."""
+    ctx = context()
+    texts = ['{"gone": null, "level": "info"}', '{"level": "info"}']
+    lazy = run(transform("."), [event(text, ctx) for text in texts], ctx)  # validated, decoded when read
+    decoded = run(transform("."), [event(text + " ", ctx) for text in texts], ctx)  # decoded into dicts
+    under = run(transform("parsed"), [event('{"gone": null}', ctx)], ctx)
+    assert lazy[0].fields is MERGED_MESSAGE and type(decoded[0].fields) is dict
+    for merged in (lazy, decoded):
+        _exists_agrees_with_vrl(merged)
+    assert compile_condition("exists(.parsed.gone)")(under[0]) is True
+    assert compile_condition("exists(.parsed.other)")(under[0]) is False
+    # a null in the file's context is present too; per-line keys the record lacks are not
+    ctx = FileContext({"file": FILE, "kubernetes": {"pod_name": "web-0"}, "owner": None})
+    bare = LogEvent(None, None, None, ctx, False, {"x": 1})
+    assert [compile_condition(f"exists(.{key})")(bare) for key in ("owner", "x", "message", "stream", "timestamp",
+                                                                  "truncated")] == [True, True] + [False] * 4
+    assert compile_condition("exists(.message)")(LogEvent(None, None, None, ctx, False, {"message": None}))
+
+
+def _exists_agrees_with_vrl(merged: list[LogEvent]) -> None:
+    assert merged[0].get("gone") is None and "gone" in record(merged[0])
+    for text, expected in [("exists(.gone)", [True, False]), ("!exists(.gone)", [False, True]),
+                           ("is_null(.gone)", [True, True]), ("exists(.level)", [True, True]),
+                           ("exists(.missing)", [False, False])]:
+        condition = compile_condition(text)
+        assert [condition(e) for e in merged] == expected, text
+        # the batch way of a filter (a metadata-only condition answered per context) agrees
+        kept = run(FilterTransform("f", FilterConfig(inputs=["p"], condition=text)), merged)
+        assert [e in kept for e in merged] == expected, text
+
+
 def test_metadata_only_memo_is_not_stale_for_merged_keys() -> None:
     """``.level`` reads no per-line key, so it is cached per context; a merged ``level`` must still count."""
     ctx = context()
@@ -288,6 +349,11 @@ def test_metadata_only_memo_is_not_stale_for_merged_keys() -> None:
                                   event("plain", ctx)], ctx)
     kept = run(condition, parsed)
     assert [e.get("level") for e in kept] == ["error"]
+    # records of one batch of objects are merged without decoding: the condition decodes them
+    lazy = run(transform("."), [event('{"level": "error"}', ctx), event('{"level": "info"}', ctx)], ctx)
+    assert all(e.fields is MERGED_MESSAGE for e in lazy)
+    assert [e.get("level") for e in run(condition, lazy)] == ["error"]
+    assert [e.get("level") for e in run(condition, lazy + [event("x", ctx)])] == ["error"]
     # a route on the same shape, several conditions
     route = RouteTransform("r", RouteConfig(inputs=["p"], route={"err": '.level == "error"',
                                                                  "web": '.kubernetes.pod_name == "web-0"'}))
@@ -409,9 +475,56 @@ def test_a_batch_of_objects_takes_the_batch_way_with_the_same_records(drop_field
     assert record(out[0])["parsed"] == {"a": 1} and clash.fields["parsed"] == "from the context"
 
 
-def test_a_metadata_condition_still_runs_once_per_context_after_parse_json() -> None:
+def test_a_batch_of_objects_merged_the_batch_way_gives_the_same_records() -> None:
     ctx = context()
-    parsed = run(transform("parsed"), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)
+    texts = [json.dumps({"i": i, "level": "info", "nested": {"n": [i, None]}}) for i in range(5)] + ['{"z":1} ']
+    events = [event(x, ctx, stream="stderr" if i % 2 else "stdout") for i, x in enumerate(texts)]
+    events[3] = LogEvent(texts[3], None, None, ctx, True)
+    t = transform(".")
+    t._parse = lambda e: pytest.fail("took the record-by-record way")  # type: ignore[method-assign]
+    whole = run(t, events, ctx)  # one context: decoded with one map, the dicts taken as they are
+    del t._parse
+    one_by_one = [one(transform("."), e) for e in events]  # no batch ctx: record by record
+    assert [record(e) for e in whole] == [record(e) for e in one_by_one]
+    assert [{k: e.get(k) for k in json.loads(x)} for e, x in zip(whole, texts)] == [json.loads(x) for x in texts]
+    assert [e.message for e in whole] == texts and whole[3].truncated and whole[3].stream is None and not t.errors
+    # a trailing space: decoded, the dicts are the fields; else only validated, written from the texts
+    assert all(type(e.fields) is dict for e in whole)
+    plain = run(transform("."), events[:5], ctx)
+    assert all(e.fields is MERGED_MESSAGE for e in plain)
+    assert [record(e) for e in plain] == [record(e) for e in whole[:5]]
+    assert encode_json(plain[0]).endswith(b"," + texts[0][1:].encode())
+    assert copy.deepcopy(plain[0]).fields is MERGED_MESSAGE and not any(e.fields is MERGED_MESSAGE for e in one_by_one)
+    with pytest.raises(TypeError):
+        plain[0].fields["x"] = 1  # type: ignore[index]
+    twice = run(transform("."), [event('{"a":1,"b":0,"a":2}', ctx)], ctx)[0]  # written as is, read as decoded
+    assert twice.fields is MERGED_MESSAGE and record(twice)["a"] == 2 and twice.get("a") == 2
+    big = run(transform("."), [event('{"big":1e999,"x":[1]}', ctx)], ctx)[0]  # beyond msgspec's floats: read as inf
+    assert big.fields is MERGED_MESSAGE and record(big)["big"] == float("inf") and b"1e999" in encode_json(big)
+    # any message the batch way cannot take sends the whole batch record by record, with the same results
+    for extra, error in [("plain", "not_json_object"), ("[1]", "not_json_object"), ("{}", None), ("{ }", None),
+                         ('{"file": "mine", "new": 1}', None), ('{"message": "inner", "stream": "x"}', None),
+                         ('{"a":\n1}', None), ('{"a": 1', "not_json_object"), ('{"a": 1}}', "not_json_object"),
+                         ('{"a": 1},{"b": 2}', "not_json_object"), ('{"kubernetes": null, "new": 1}', None)]:
+        for before, expected in [(events, whole), (events[:5], plain)]:  # decoded and validated-only batches
+            t = transform(".")
+            mixed = run(t, before + [event(extra, ctx)], ctx)
+            assert [record(e) for e in mixed[:-1]] == [record(e) for e in expected], extra
+            assert t.errors == ({error: 1} if error else {}), extra
+            last = record(mixed[-1])
+            assert last["file"] == FILE and last["message"] == extra and last["stream"] == "stdout", extra
+            assert last["kubernetes"] == ctx.fields["kubernetes"], extra
+    assert record(run(transform("."), [event('{"file": "mine", "new": 1}', ctx)], ctx)[0])["new"] == 1
+    # beyond the float range msgspec does not decode: record by record, read as infinity
+    assert run(transform("."), events + [event('{"big": 1e999}', ctx)], ctx)[6].get("big") == float("inf")
+
+
+@pytest.mark.parametrize("target", ["parsed", "."])
+def test_a_metadata_condition_still_runs_once_per_context_after_parse_json(target: str) -> None:
+    ctx = context()
+    parsed = run(transform(target), [event('{"level": "error"}', ctx) for _ in range(50)] + [event("x", ctx)], ctx)
+    lazy = run(transform(target), [event('{"level": "error"}', ctx) for _ in range(50)], ctx)
+    parsed = lazy + parsed[50:]  # merged: MERGED_MESSAGE records, and one without fields
     keep = FilterTransform("f", FilterConfig(inputs=["p"], condition='.kubernetes.pod_name == "web-0"'))
     calls = []
     inner = keep._batch_condition.condition

@@ -86,8 +86,10 @@ def make_getter(segments: Segments) -> Evaluator:
 def make_exists(segments: Segments) -> Evaluator:
     """A closure telling whether the field at ``segments`` is present (even if null).
 
-    At top level a record other than a plain dict only offers ``get``, so there
-    a null value counts as absent (LogEvent never holds explicit top-level nulls).
+    As VRL's ``exists``, a field whose value is null is present. A record
+    other than a plain dict (a LogEvent, a FileContext) is asked with ``get``
+    first, and only when that gives null with ``has``, so the common case
+    (the field holds a value) costs one lookup.
     """
     if not segments:
         return lambda record: True
@@ -99,7 +101,10 @@ def make_exists(segments: Segments) -> Evaluator:
         def exists_top(record: Any) -> bool:
             if type(record) is dict:
                 return first in record
-            return record.get(first) is not None
+            if record.get(first) is not None:
+                return True
+            has = getattr(record, "has", None)
+            return has is not None and has(first)
 
         return exists_top
     parent = make_getter(segments[:-1])

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import abc
 from itertools import compress, repeat
-from operator import attrgetter, eq, not_
+from operator import attrgetter, eq, is_, not_
 
 from logagent.acks import Batch
 from logagent.conditions import Condition
-from logagent.event import PER_LINE_KEYS, LogEvent
+from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, LogEvent
 
 DEFAULT_OUTPUT = ""
 
@@ -86,7 +86,7 @@ class BatchCondition:
                 return (events, []) if self._memo(shared[0]) else ([], events)
             top_keys = self.top_keys
             # in C: do the records' own fields (from parse_json) hold no key the condition reads?
-            if all(map(top_keys.isdisjoint, filter(None, map(_FIELDS, events)))):
+            if all(map(top_keys.isdisjoint, filter(None, map(_FIELDS, events)))) and self._merged_read_nothing(events):
                 contexts = set(map(_CTX, events))
                 if len(contexts) == 1:
                     return (events, []) if self._memo(contexts.pop()) else ([], events)
@@ -97,7 +97,11 @@ class BatchCondition:
             verdict = False
             for event in events:
                 fields = event.fields
-                if fields is not None and not top_keys.isdisjoint(fields):
+                if fields is not None and (
+                    not top_keys.isdisjoint(fields)
+                    # a merged message may hold any key its context lacks
+                    or (fields is MERGED_MESSAGE and not top_keys.issubset(event.ctx.fields))
+                ):
                     (matched if condition(event) else unmatched).append(event)
                     continue
                 if event.ctx is not last_ctx:
@@ -113,6 +117,19 @@ class BatchCondition:
             else:
                 unmatched.append(event)
         return matched, unmatched
+
+    def _merged_read_nothing(self, events: list[LogEvent]) -> bool:
+        """False when a record with MERGED_MESSAGE fields may hold a key the condition reads.
+
+        Such a record's own keys are unknown without decoding, but never keys
+        of its context: a condition reading only those still has one answer
+        per context.
+        """
+        marked = list(map(is_, map(_FIELDS, events), repeat(MERGED_MESSAGE)))
+        if not any(marked):
+            return True
+        contexts = set(map(_CTX, compress(events, marked)))
+        return all(self.top_keys.issubset(ctx.fields) for ctx in contexts)
 
     def _memo(self, ctx) -> bool:  # type: ignore[no-untyped-def]
         memo = ctx.memo

@@ -10,25 +10,32 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from itertools import repeat
-from operator import attrgetter, contains
+from operator import attrgetter, contains, eq
 from typing import Any
 
 import msgspec
 
 from logagent.acks import Batch
 from logagent.conditions.paths import make_getter
-from logagent.event import PER_LINE_KEYS, LogEvent, resolve
+from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, FileContext, LogEvent, message_fields, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
 
 _MESSAGE = attrgetter("message")
+_STREAM = attrgetter("stream")
+_TIMESTAMP = attrgetter("timestamp")
+_TRUNCATED = attrgetter("truncated")
 
 #: reasons a record is passed on unparsed (the ``reason`` label of the error counter)
 FIELD_MISSING = "field_missing"
 NOT_AN_OBJECT = "not_json_object"
 TARGET_CONFLICT = "target_conflict"
 MERGE = "."
+_ONLY_DICT = {dict}
+#: how an empty object's text may start: such a text cannot be written after the record's keys
+_EMPTY_OBJECT_STARTS = ("{}", "{ ", "{\t", "{\r")
+_KEY_CHECK = ("parse_json.key_check",)
 
 
 class _AnyObject(msgspec.Struct):
@@ -44,6 +51,22 @@ def _is_object(text: str) -> bool:
     except (msgspec.DecodeError, UnicodeError):
         return False
     return True
+
+
+def _key_check(ctx: FileContext) -> tuple[Any, Any]:
+    """(decode, nothing found) for the keys a merge into a record of ``ctx`` must not add, made once per context.
+
+    ``decode(text)`` validates an object's text and keeps only those keys;
+    its result equals ``nothing found`` when the object has none of them.
+    """
+    check = ctx.memo.get(_KEY_CHECK)
+    if check is None:
+        keys = sorted(blocked_keys(ctx))
+        names = [f"k{i}" for i in range(len(keys))]
+        struct = msgspec.defstruct("RecordKeys", [(name, Any, msgspec.UNSET) for name in names],
+                                   rename=dict(zip(names, keys)), gc=False)
+        check = ctx.memo[_KEY_CHECK] = (msgspec.json.Decoder(struct).decode, struct())
+    return check  # type: ignore[no-any-return]
 
 
 class ParseJsonConfig(msgspec.Struct, tag="parse_json", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -89,6 +112,8 @@ class ParseJsonTransform(Transform):
         # the common shapes, done without a Draft: the message into one new top-level key, or merged
         single = self.target is not None and len(self.target) == 1
         self._into_key = self.target[0] if self._from_message and single else None  # type: ignore[index]
+        #: the fields of a record that keeps its message and holds its object under ``_into_key``
+        self._message_fields = message_fields(self._into_key) if self._into_key is not None else None
         self._plain_merge = self._from_message and not self.drop_field and merge
         self._target_keys = frozenset(self.target[:1] if self.target else ())
 
@@ -102,6 +127,8 @@ class ParseJsonTransform(Transform):
             return [(DEFAULT_OUTPUT, Batch(whole, batch.acks, batch.nbytes, None, (batch.ctx, self._target_keys)))]
         if key is not None:
             out, changed = self._message_into_key(batch, key)
+        elif self._plain_merge and batch.ctx is not None and (merged := self._whole_batch_merged(batch)) is not None:
+            out, changed = merged, True
         else:
             out, changed = [], False
             for event in events:
@@ -131,23 +158,69 @@ class ParseJsonTransform(Transform):
             return None
         if any(map(contains, texts, repeat("\n"))):
             return None
-        raw = msgspec.Raw
         if self.drop_field:
+            raw = msgspec.Raw
             return [LogEvent(None, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
-        return [LogEvent(t, e.stream, e.timestamp, ctx, e.truncated, {key: raw(t)}) for e, t in zip(events, texts)]
+        # every event made in C: no dict, no Raw per record (see MessageFields)
+        return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                        map(_TRUNCATED, events), repeat(self._message_fields)))
+
+    def _whole_batch_merged(self, batch: Batch) -> list[LogEvent] | None:
+        """Target ``.`` for a batch whose every message is a non-empty object without a key the records have.
+
+        When every text runs from ``{`` to ``}`` on one line, the messages are
+        validated, not decoded: one msgspec Struct per context, whose fields
+        are the keys a merge must not add, tells in C whether an object holds
+        one of them, and the records get :data:`MERGED_MESSAGE` (see
+        LogEvent). Otherwise each message is decoded with one ``map`` and the
+        decoded dicts are the records' ``fields`` as they are. None when
+        neither applies (some message is not an object, is empty or has a key
+        of the context or a per-line key): then record by record.
+        """
+        ctx = batch.ctx
+        assert ctx is not None
+        events = batch.events
+        texts = list(map(_MESSAGE, events))
+        if (
+            all(map(str.startswith, texts, repeat("{")))
+            and all(map(str.endswith, texts, repeat("}")))
+            and not any(map(str.startswith, texts, repeat(_EMPTY_OBJECT_STARTS)))
+            and not any(map(contains, texts, repeat("\n")))
+        ):
+            decode, none_found = _key_check(ctx)
+            try:
+                found = list(map(decode, texts))
+            except (msgspec.DecodeError, UnicodeError):
+                return None
+            if not all(map(eq, found, repeat(none_found))):
+                return None
+            return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                            map(_TRUNCATED, events), repeat(MERGED_MESSAGE)))
+        try:
+            objects = list(map(self._decode, texts))
+        except (msgspec.DecodeError, UnicodeError):  # ValidationError included: a number beyond the float range
+            return None
+        if set(map(type, objects)) != _ONLY_DICT or not all(objects):
+            return None
+        if not all(map(blocked_keys(ctx).isdisjoint, objects)):
+            return None
+        return list(map(LogEvent, texts, map(_STREAM, events), map(_TIMESTAMP, events), repeat(ctx),
+                        map(_TRUNCATED, events), objects))
 
     def _message_into_key(self, batch: Batch, key: str) -> tuple[list[LogEvent], bool]:
         """The hot loop for ``target: <key>`` on the message.
 
         A message that is an object's text is validated, not decoded: the
-        record holds it as ``msgspec.Raw`` (see LogEvent), which encoders copy
-        as is and readers decode. A text with a line break (JSON whitespace,
+        record's fields are the shared MessageFields (or, when the message is
+        dropped, the text as ``msgspec.Raw``; see LogEvent), which encoders
+        copy as is and readers decode. A text with a line break (JSON whitespace,
         e.g. a multiline record) is decoded, so that encoders never write one
         into a JSON line. Any other case takes the general way.
         """
         drop = self.drop_field
         validate = _validate_object
         raw = msgspec.Raw
+        shared = self._message_fields
         out: list[LogEvent] = []
         changed = False
         # a batch's ctx promises one context and no per-record fields: then only the message needs a look
@@ -165,8 +238,11 @@ class ParseJsonTransform(Transform):
                     self.errors[NOT_AN_OBJECT] += 1
                     out.append(event)
                     continue
-                out.append(LogEvent(None if drop else text, event.stream, event.timestamp, event.ctx, event.truncated,
-                                    {key: raw(text)}))
+                if drop:
+                    out.append(LogEvent(None, event.stream, event.timestamp, event.ctx, event.truncated,
+                                        {key: raw(text)}))
+                else:
+                    out.append(LogEvent(text, event.stream, event.timestamp, event.ctx, event.truncated, shared))
                 changed = True
                 continue
             new = self._parse(event)

@@ -30,7 +30,7 @@ class Draft:
     def __init__(self, event: LogEvent) -> None:
         self.message = event.message
         self.ctx = event.ctx
-        self.fields: dict[str, Any] = dict(resolved(event.fields)) if event.fields else {}
+        self.fields: dict[str, Any] = dict(resolved(event.fields, event.message)) if event.fields else {}
 
     def event(self, like: LogEvent) -> LogEvent:
         """The edited record with ``like``'s stream, timestamp and truncation."""
