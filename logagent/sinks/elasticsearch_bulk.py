@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 import structlog
@@ -27,12 +27,13 @@ import structlog
 from logagent.encoding import encode_ndjson_parts
 from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.sinks.batching import encode_record
+from logagent.sinks.elasticsearch_config import Action, DataStreamNames
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode
 
-Action = Literal["index", "create"]
+__all__ = ["Action", "BulkProtocol", "DataStreamNames", "ItemOutcome", "ItemResult", "parse_bulk_response"]
 
 #: How much of an item's error reason is kept.
 MAX_REASON_CHARS = 500
@@ -42,14 +43,6 @@ class ItemOutcome(enum.Enum):
     DELIVERED = "delivered"
     RETRY = "retry"
     DEAD_LETTER = "dead_letter"
-
-
-class DataStreamNames(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """``mode: data_stream`` writes to ``<type>-<dataset>-<namespace>`` (templates each)."""
-
-    type: str = "logs"
-    dataset: str = "generic"
-    namespace: str = "default"
 
 
 #: A record the sink will not send (its index cannot be rendered) starts with

@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Literal
 
 import msgspec
 
 from logagent.event import LogEvent
 from logagent.sinks.batching import encode_record
+from logagent.sinks.loki_config import Codec, OutOfOrderAction
 from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import Template
 from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text
 
 _encode = msgspec.json.Encoder().encode
 
-Codec = Literal["json", "text"]
-OutOfOrderAction = Literal["accept", "rewrite_timestamp"]
 LabelSet = tuple[tuple[str, str], ...]
 
 #: The label a record gets when its label templates render nothing (Loki needs one).

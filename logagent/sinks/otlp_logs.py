@@ -39,6 +39,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
 import logagent
 from logagent.event import LogEvent
 from logagent.sinks.http_protocol import Outcome
+from logagent.sinks.opentelemetry_config import DEFAULT_SEVERITY_FIELDS
 from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import FieldPath, lookup
 from logagent.sinks.timestamps import now_nanos, unix_nanos
@@ -75,7 +76,6 @@ _decode = msgspec.json.Decoder(list[tuple[str, str]]).decode
 
 _STREAM_SEVERITY = {"stdout": (9, "INFO"), "stderr": (17, "ERROR")}
 
-DEFAULT_SEVERITY_FIELDS = ["level", "severity", "parsed.level", "parsed.severity"]
 
 
 
