@@ -272,8 +272,8 @@ def test_loki_rewrite_timestamp_keeps_a_stream_in_order_across_requests():
     protocol = PushProtocol({"ns": compile_template("{{ kubernetes.pod_namespace }}")}, {}, "text",
                             "rewrite_timestamp", LabelSetGuard(10))
     ctx = context("shop", "web")
-    first = protocol.build_body([protocol.encode_event(e) for e in events_of(ctx, ["new"], second=30)])
-    second = protocol.build_body([protocol.encode_event(e) for e in events_of(ctx, ["old", "newer"], second=29)])
+    first = protocol.build_body(protocol.encode(events_of(ctx, ["new"], second=30))[0])
+    second = protocol.build_body(protocol.encode(events_of(ctx, ["old", "newer"], second=29))[0])
     (stream,) = json.loads(second)["streams"]
     newest = json.loads(first)["streams"][0]["values"][0][0]
     assert [v[1] for v in stream["values"]] == ["old", "newer"]

@@ -3,7 +3,9 @@
 Records are grouped by their rendered label set (one stream each) and sorted
 by timestamp inside a stream, as Loki requires. Entries are
 ``["<unix nanoseconds>", "<line>"]`` plus, when ``structured_metadata`` is
-configured and renders anything, a third element with that map.
+configured and renders anything, a third element with that map. With
+``encoding.codec: json`` the line is the whole record as JSON text (the
+``http`` sink's record), with ``text`` the message alone.
 
 :class:`LabelSetGuard` caps how many distinct label sets the sink creates in
 a sliding window: unbounded label values (a request id, a pod name on a busy
@@ -18,16 +20,20 @@ retries and dead-letters.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from itertools import groupby
+from operator import attrgetter, itemgetter
+from typing import Any
 
 import msgspec
 
+from logagent.encoding import encode_ndjson_parts, encode_text
 from logagent.event import LogEvent
 from logagent.sinks.batching import encode_record
+from logagent.sinks.http_protocol import HttpProtocol
 from logagent.sinks.loki_config import Codec, OutOfOrderAction
-from logagent.sinks.record_protocol import RecordProtocol
 from logagent.sinks.templates import Template
-from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text
+from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text, utc_seconds
 
 _encode = msgspec.json.Encoder().encode
 
@@ -94,18 +100,43 @@ class LabelSetGuard:
 _CACHE_LIMIT = 4096
 _CACHE_SECS = 60.0
 
+_TIMESTAMP = attrgetter("timestamp")
+_MESSAGE = attrgetter("message")
+_STREAM = attrgetter("stream")
+_CTX = attrgetter("ctx")
+_FIELDS = attrgetter("fields")
+_TRUNCATED = attrgetter("truncated")
+#: what follows a record's message up to its timestamp's digits, escaped for a JSON string
+_ESCAPED_STREAMS = {
+    stream: b'\\",\\"stream\\":\\"' + stream.encode() + b'\\",\\"timestamp\\":\\"' for stream in ("stdout", "stderr")
+}
+_SECOND = itemgetter(slice(0, 19))
+_FRACTION = itemgetter(slice(20, 29))
+#: a kubelet timestamp, ``2026-12-02T10:00:00.123456789Z``, and the newline that joins them
+_STAMP_CHARS = 31
 
-class PushProtocol(RecordProtocol):
+
+class PushProtocol(HttpProtocol):
     """Loki push bodies (JSON) from events, with the configured label and metadata templates.
 
-    A record is the stream's labels as JSON, a newline, and the entry
-    ``["<ns>","<line>"(,{metadata})]``: ``build_body`` groups records by
-    their labels and sorts each stream's entries by time. Everything with
-    state (the label-set guard, ``out_of_order_action``) happens in ``encode``,
-    on the event loop, in the order records arrive.
+    A record is four parts: its stream's labels (JSON), then the entry
+    ``,["<ns>","<line>"(,{metadata})]`` in three parts: up to the line, the
+    file's fields escaped for the line (shared by the file's records, or
+    empty), and the rest. ``build_body`` groups records by their labels and
+    sorts each stream's entries by time. Everything with state (the label-set
+    guard, ``out_of_order_action``) happens in ``encode``, on the event loop,
+    in the order records arrive.
+
+    A run of one file's records (the common case) is encoded in a few calls
+    for the whole run: the labels once, the timestamps' nanoseconds and the
+    escaped lines by joining, replacing and splitting, so no Python code runs
+    per record; anything unusual (labels or metadata that read per-line
+    fields, ``rewrite_timestamp``, timestamps not in the kubelet's form,
+    lines needing repair) is encoded record by record.
     """
 
     content_type = "application/json"
+    parts_per_record = 4
 
     def __init__(
         self,
@@ -125,67 +156,192 @@ class PushProtocol(RecordProtocol):
         )
         self._labels_per_line = any(t.reads_per_line for t in labels.values())
         self._metadata_per_line = any(t.reads_per_line for t in structured_metadata.values())
+        self._per_record = self._labels_per_line or self._metadata_per_line or self.rewrite_timestamps
         #: file context -> (labels JSON, capped)
         self._label_cache: dict[Hashable, tuple[bytes, bool]] = {}
-        self._metadata_cache: dict[Hashable, bytes | None] = {}
+        #: file context -> what ends its entries: ``]`` or ``,{metadata}]`` (after the line's closing quote, codec json)
+        self._ends: dict[Hashable, bytes] = {}
         self._escaped_heads: dict[Hashable, bytes] = {}
+        #: ``YYYY-MM-DDTHH:MM:SS`` (bytes) -> ``,["<seconds since the epoch>``
+        self._seconds: dict[bytes, bytes | None] = {}
         self._cache_until = 0.0
         #: records that got timestamps rewritten (``rewrite_timestamp``)
         self.rewritten_events = 0
 
-    def encode_event(self, event: LogEvent) -> bytes | None:
-        line = self._line(event)
-        if line is None:
-            return None
-        labels = self._labels(event)
-        if self.rewrite_timestamps:
-            nanos = unix_nanos(event.timestamp) or now_nanos()
-            newest = self.guard.newest(labels)
-            if nanos <= newest:
-                # one nanosecond after the newest, so rewritten entries keep their order
-                if nanos < newest:
-                    self.rewritten_events += 1
-                nanos = newest + 1
-            self.guard.advance(labels, nanos)
-            text = str(nanos)
-        else:
-            text = unix_nanos_text(event.timestamp) or str(now_nanos())
-        metadata = self._metadata(event) if self.structured_metadata else None
-        if metadata is not None:
-            return b"".join((labels, b'\n["', text.encode(), b'",', line, b",", metadata, b"]"))
-        return b"".join((labels, b'\n["', text.encode(), b'",', line, b"]"))
+    # -- encoding ------------------------------------------------------------------
 
-    def _labels(self, event: LogEvent) -> bytes:
-        cache = self._label_cache
-        if not self._labels_per_line:
-            cached = cache.get(event.ctx)
-            if cached is not None:
-                if cached[1]:
-                    self.guard.capped_events += 1
-                return cached[0]
+    def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        parts = None if self._per_record or not events else self._encode_run(events)
+        if parts is not None:
+            return parts, 0
+        return self._encode_each(events)
+
+    def _encode_run(self, events: list[LogEvent]) -> list[bytes] | None:
+        """The parts of a run of one file's records in whole-run calls; None if it needs ``_encode_each``.
+
+        The messages are encoded as one JSON array (and, for codec json,
+        escaped as one string), then split at the separators: ``","`` appears
+        in an encoded array only between items, because a quote inside an
+        item is always escaped (``\\"``), and ``\\",\\"`` likewise in the
+        escaped array. The entries' prefixes and rests are then joined with
+        line feeds (which no part holds) and split again into one part each.
+        """
+        ctx = events[0].ctx
+        count = len(events)
+        if (
+            list(map(_CTX, events)).count(ctx) != count
+            or list(map(_FIELDS, events)).count(None) != count
+            or any(map(_TRUNCATED, events))
+        ):
+            return None
+        stamps = self._stamps(list(map(_TIMESTAMP, events)))
+        if stamps is None:
+            return None
+        seconds, fractions, raw_stamps = stamps
+        messages = list(map(_MESSAGE, events))
+        if messages.count(None):
+            return None
+        try:
+            array = _encode(messages)
+        except UnicodeEncodeError:  # lone surrogates: repaired record by record
+            return None
+        self._expire_caches()
+        end = self._end(events[0])
+        pieces: list[bytes]
+        if self.codec == "json":
+            streams = list(map(_ESCAPED_STREAMS.get, map(_STREAM, events)))
+            if streams.count(None):
+                return None
+            texts = escape_json_text(array)[3:-3].split(b'\\",\\"')
+            head = self._escaped_head(ctx)
+            per = 7
+            # ,["<seconds> <fraction> ","\n\" <message> \",\"stream\":...\"timestamp\":\" <timestamp> \"}"]\n
+            pieces = [b'\\"}"' + end + b"\n"] * (per * count)
+            pieces[2::per] = [b'","\n\\"'] * count
+            pieces[4::per] = streams  # type: ignore[assignment]
+            pieces[5::per] = raw_stamps
+        else:
+            texts = array[2:-2].split(b'","')
+            head = b""
+            per = 5
+            # ,["<seconds> <fraction> ","\n <message> "]\n
+            pieces = [b'"' + end + b"\n"] * (per * count)
+            pieces[2::per] = [b'","\n'] * count
+        if len(texts) != count:
+            return None
+        pieces[0::per] = seconds
+        pieces[1::per] = fractions
+        pieces[3::per] = texts
+        entries = b"".join(pieces).split(b"\n")
+        labels, capped = self._labels(events[0])
+        if capped:
+            self.guard.capped_events += count
+        parts: list[bytes] = [labels] * (4 * count)
+        parts[1::4] = entries[0:-1:2]
+        parts[2::4] = [head] * count
+        parts[3::4] = entries[1::2]
+        return parts
+
+    def _stamps(self, stamps: list[str | None]) -> tuple[list[bytes], list[bytes], list[bytes]] | None:
+        """``,["<seconds>``, the nine digits of the fraction and the timestamp (bytes) of each record.
+
+        None unless every timestamp is in the kubelet's form (UTC, nanoseconds)
+        and after 2001, so that every entry's nanoseconds are 19 digits long
+        and entries sort as text.
+        """
+        count = len(stamps)
+        try:
+            joined = "\n".join(stamps)  # type: ignore[arg-type]
+        except TypeError:  # a record without a timestamp
+            return None
+        if len(joined) != _STAMP_CHARS * count - 1 or joined[29::31].count("Z") != count or joined[19::31].count(".") != count:
+            return None
+        try:
+            raw = joined.encode("ascii")
+        except UnicodeEncodeError:
+            return None
+        raw_stamps = raw.split(b"\n")
+        fractions = list(map(_FRACTION, raw_stamps))
+        if not b"".join(fractions).isdigit():
+            return None
+        heads = list(map(_SECOND, raw_stamps))
+        known = self._seconds
+        missing = set(heads).difference(known)
+        if missing:
+            if len(known) + len(missing) > _CACHE_LIMIT:
+                known.clear()
+                missing = set(heads)
+            for second in missing:
+                value = utc_seconds(second.decode())
+                known[second] = b',["' + str(value).encode() if value is not None and 10**9 <= value < 10**10 else None
+        seconds = list(map(known.__getitem__, heads))
+        if seconds.count(None):
+            return None
+        return seconds, fractions, raw_stamps  # type: ignore[return-value]
+
+    def _encode_each(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        """Record by record: per-line labels or metadata, rewritten timestamps, records needing repairs."""
+        parts: list[bytes] = []
+        skipped = 0
+        self._expire_caches()
+        for event in events:
+            line = self._line(event)
+            if line is None:
+                skipped += 1
+                continue
+            labels, capped = self._labels(event)
+            if capped:
+                self.guard.capped_events += 1
+            if self.rewrite_timestamps:
+                nanos = unix_nanos(event.timestamp) or now_nanos()
+                newest = self.guard.newest(labels)
+                if nanos <= newest:
+                    # one nanosecond after the newest, so rewritten entries keep their order
+                    if nanos < newest:
+                        self.rewritten_events += 1
+                    nanos = newest + 1
+                self.guard.advance(labels, nanos)
+                text = str(nanos)
+            else:
+                text = unix_nanos_text(event.timestamp) or str(now_nanos())
+            head, rest = line
+            parts += (labels, b',["' + text.encode() + b'","', head, rest + self._end(event))
+        return parts, skipped
+
+    def _expire_caches(self) -> None:
         now = self.guard.clock()
-        if now >= self._cache_until or len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-            self._metadata_cache.clear()
+        if now >= self._cache_until or len(self._label_cache) >= _CACHE_LIMIT:
+            self._label_cache.clear()
+            self._ends.clear()
             self._escaped_heads.clear()
             self._cache_until = now + _CACHE_SECS
+
+    def _labels(self, event: LogEvent) -> tuple[bytes, bool]:
+        """The record's labels (JSON) and whether the label-set cap replaced them by the overflow set."""
+        if not self._labels_per_line:
+            cached = self._label_cache.get(event.ctx)
+            if cached is not None:
+                return cached
+        now = self.guard.clock()
         labels = _encode(dict(render_labels(self.labels, event) or DEFAULT_LABELS))
         capped = not self.guard.admit(labels, now)
         if capped:
             labels = self._overflow_labels
             self.guard.admit(labels, now, force=True)
-            self.guard.capped_events += 1
         if not self._labels_per_line:
-            cache[event.ctx] = (labels, capped)
-        return labels
+            self._label_cache[event.ctx] = (labels, capped)
+        return labels, capped
 
-    def _line(self, event: LogEvent) -> bytes | None:
+    def _line(self, event: LogEvent) -> tuple[bytes, bytes] | None:
+        """The line as a JSON string without its opening quote, in two parts: the file's escaped fields (or nothing), the rest."""
         if self.codec == "text":
+            message = event.message
+            if not isinstance(message, str):
+                message = encode_text(event).decode("utf-8", "replace")
             try:
-                return _encode(event.message)
-            except UnicodeEncodeError:
-                record = encode_record(event)
-                return None if record is None else _encode(msgspec.json.decode(record)["message"])
+                return b"", _encode(message)[1:]
+            except UnicodeEncodeError:  # lone surrogates from a line that is not UTF-8
+                return b"", _encode(message.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))[1:]
         record = encode_record(event)
         if record is None:
             return None
@@ -194,54 +350,74 @@ class PushProtocol(RecordProtocol):
         # fields are escaped once per file.
         head = event.ctx.json_head
         if not record.startswith(head):
-            return b'"' + escape_json_text(record) + b'"'
-        escaped = self._escaped_heads.get(event.ctx)
+            return b"", escape_json_text(record) + b'"'
+        return self._escaped_head(event.ctx), escape_json_text(record[len(head) :]) + b'"'
+
+    def _escaped_head(self, ctx: Hashable) -> bytes:
+        escaped = self._escaped_heads.get(ctx)
         if escaped is None:
-            escaped = self._escaped_heads[event.ctx] = b'"' + escape_json_text(head)
-        return escaped + escape_json_text(record[len(head) :]) + b'"'
+            escaped = self._escaped_heads[ctx] = escape_json_text(ctx.json_head)  # type: ignore[attr-defined]
+        return escaped
 
-    def _metadata(self, event: LogEvent) -> bytes | None:
-        key: Hashable = event if self._metadata_per_line else event.ctx
-        cache = self._metadata_cache
-        if key in cache:
-            return cache[key]
-        values = {name: text for name, t in self.structured_metadata.items() if (text := t.render(event)) is not None}
-        encoded = _encode(values) if values else None
+    def _end(self, event: LogEvent) -> bytes:
+        """``]``, or ``,{metadata}]`` when structured metadata renders anything."""
+        if not self.structured_metadata:
+            return b"]"
         if not self._metadata_per_line:
-            cache[key] = encoded
-        return encoded
+            cached = self._ends.get(event.ctx)
+            if cached is not None:
+                return cached
+        values = {name: text for name, t in self.structured_metadata.items() if (text := t.render(event)) is not None}
+        end = b"," + _encode(values) + b"]" if values else b"]"
+        if not self._metadata_per_line:
+            self._ends[event.ctx] = end
+        return end
 
-    def build_body(self, records: Sequence[bytes]) -> bytes:
+    # -- bodies ----------------------------------------------------------------------
+
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        yield self.build_body(parts)
+
+    def build_body(self, parts: Sequence[bytes]) -> bytes:
         """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp.
 
-        Sorting the records as bytes does both at once: a record is its labels,
-        a newline, then ``["<19-digit nanoseconds>",...``, so equal labels end up
-        together and in time order (entries of the same nanosecond by content).
+        An entry's first part, ``,["<nanoseconds>",``, sorts it: the
+        nanoseconds of a kubelet timestamp are always 19 digits.
         """
-        parts = []
-        labels = b""
-        head = b""
-        size = 0
-        # memoryviews: slicing a copy of each ~1 KB entry would cost more than the rest
-        entries: list[memoryview] = []
-        for record in sorted(records):
-            if head and record.startswith(head):
-                entries.append(memoryview(record)[size:])
-                continue
-            if entries:
-                parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
-            labels = record[: record.index(b"\n")]
-            head = labels + b"\n"
-            size = len(head)
-            entries = [memoryview(record)[size:]]
-        if entries:
-            parts.append(b'{"stream":' + labels + b',"values":[' + b",".join(entries) + b"]}")
-        return b'{"streams":[' + b",".join(parts) + b"]}"
+        if not parts:
+            return b'{"streams":[]}'
+        labels = parts[0::4]
+        prefixes = parts[1::4]
+        streams: dict[bytes, list[int]] = {}
+        start = 0
+        for key, run in groupby(labels):
+            end = start + len(list(run))
+            streams.setdefault(key, []).extend(range(start, end))
+            start = end
+        sort_key: Callable[[int], Any] = prefixes.__getitem__
+        if len(set(map(len, prefixes))) > 1:  # timestamps before 2001 or far ahead
+            sort_key = lambda index: (len(prefixes[index]), prefixes[index])  # noqa: E731
+        body: list[bytes] = [b'{"streams":[']
+        for key, indices in streams.items():
+            order = sorted(indices, key=sort_key)
+            if order == list(range(order[0], order[0] + len(order))):
+                values = parts[4 * order[0] : 4 * order[-1] + 4]
+                del values[0::4]
+            else:
+                values = []
+                for index in order:
+                    values += parts[4 * index + 1 : 4 * index + 4]
+            values[0] = values[0][1:]  # the first entry has no comma before it
+            body += (b'{"stream":', key, b',"values":[')
+            body += values
+            body.append(b"]},")
+        body[-1] = b"]}]}"
+        # one join: every concatenation of large parts would copy the body again
+        return b"".join(body)
 
-    def dead_letter_record(self, record: bytes) -> bytes:
-        """The record as a one-entry stream (valid JSON)."""
-        labels, _, entry = record.partition(b"\n")
-        return b'{"stream":' + labels + b',"values":[' + entry + b"]}"
+    def record(self, parts: Sequence[bytes]) -> bytes:
+        """The record as a one-entry stream (valid JSON), for the dead-letter file."""
+        return b'{"stream":' + parts[0] + b',"values":[' + parts[1][1:] + parts[2] + parts[3] + b"]}"
 
 
 def escape_json_text(text: bytes) -> bytes:

@@ -80,6 +80,11 @@ def unix_nanos_text(timestamp: str | None) -> str | None:
     return None if nanos is None else str(nanos)
 
 
+def utc_seconds(head: str) -> int | None:
+    """Seconds since the epoch of ``YYYY-MM-DDTHH:MM:SS`` in UTC (cached); None if unreadable."""
+    return _epoch_seconds(head, "Z")
+
+
 def now_nanos() -> int:
     return time.time_ns()
 
