@@ -375,49 +375,71 @@ class PushProtocol(HttpProtocol):
 
     # -- bodies ----------------------------------------------------------------------
 
-    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
-        yield self.build_body(parts)
+    def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
+        """The body's length, so a large one is streamed: the records less their labels, plus each stream's frame."""
+        streams = _streams(parts)
+        if not streams:
+            return len(_EMPTY_BODY)
+        frames = sum(len(_STREAM_OPEN) + len(key) + len(_VALUES_OPEN) - 1 + len(_STREAM_CLOSE) for key in streams)
+        return len(_BODY_OPEN) + frames + nbytes - sum(map(len, parts[0::4])) - len(_STREAM_CLOSE) + len(_LAST_STREAM_CLOSE)
 
-    def build_body(self, parts: Sequence[bytes]) -> bytes:
-        """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp.
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp; about ``records_per_piece`` entries a piece.
 
         An entry's first part, ``,["<nanoseconds>",``, sorts it: the
         nanoseconds of a kubelet timestamp are always 19 digits.
         """
-        if not parts:
-            return b'{"streams":[]}'
-        labels = parts[0::4]
+        streams = _streams(parts)
+        if not streams:
+            yield _EMPTY_BODY
+            return
         prefixes = parts[1::4]
-        streams: dict[bytes, list[int]] = {}
-        start = 0
-        for key, run in groupby(labels):
-            end = start + len(list(run))
-            streams.setdefault(key, []).extend(range(start, end))
-            start = end
         sort_key: Callable[[int], Any] = prefixes.__getitem__
         if len(set(map(len, prefixes))) > 1:  # timestamps before 2001 or far ahead
             sort_key = lambda index: (len(prefixes[index]), prefixes[index])  # noqa: E731
-        body: list[bytes] = [b'{"streams":[']
+        opening = _BODY_OPEN
+        step = 3 * records_per_piece
         for key, indices in streams.items():
             order = sorted(indices, key=sort_key)
             if order == list(range(order[0], order[0] + len(order))):
-                values = parts[4 * order[0] : 4 * order[-1] + 4]
+                values = list(parts[4 * order[0] : 4 * order[-1] + 4])
                 del values[0::4]
             else:
                 values = []
                 for index in order:
                     values += parts[4 * index + 1 : 4 * index + 4]
             values[0] = values[0][1:]  # the first entry has no comma before it
-            body += (b'{"stream":', key, b',"values":[')
-            body += values
-            body.append(b"]},")
-        body[-1] = b"]}]}"
-        # one join: every concatenation of large parts would copy the body again
-        return b"".join(body)
+            values[0:0] = (opening, _STREAM_OPEN, key, _VALUES_OPEN)
+            opening = _STREAM_CLOSE
+            for start in range(0, len(values), step):
+                yield b"".join(values[start : start + step])
+        yield _LAST_STREAM_CLOSE
+
+    def build_body(self, parts: Sequence[bytes]) -> bytes:
+        return b"".join(self.body_pieces(parts, len(parts)))
 
     def record(self, parts: Sequence[bytes]) -> bytes:
         """The record as a one-entry stream (valid JSON), for the dead-letter file."""
-        return b'{"stream":' + parts[0] + b',"values":[' + parts[1][1:] + parts[2] + parts[3] + b"]}"
+        return _STREAM_OPEN + parts[0] + _VALUES_OPEN + parts[1][1:] + parts[2] + parts[3] + b"]}"
+
+
+_BODY_OPEN = b'{"streams":['
+_STREAM_OPEN = b'{"stream":'
+_VALUES_OPEN = b',"values":['
+_STREAM_CLOSE = b"]},"
+_LAST_STREAM_CLOSE = b"]}]}"
+_EMPTY_BODY = b'{"streams":[]}'
+
+
+def _streams(parts: Sequence[bytes]) -> dict[bytes, list[int]]:
+    """Labels (JSON) -> indices of the records with them, in order of first appearance."""
+    streams: dict[bytes, list[int]] = {}
+    start = 0
+    for key, run in groupby(parts[0::4]):
+        end = start + len(list(run))
+        streams.setdefault(key, []).extend(range(start, end))
+        start = end
+    return streams
 
 
 def escape_json_text(text: bytes) -> bytes:

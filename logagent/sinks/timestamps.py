@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from operator import add, itemgetter
 
 #: How many distinct seconds are cached before the cache starts over.
 _CACHE_LIMIT = 4096
@@ -83,6 +84,57 @@ def unix_nanos_text(timestamp: str | None) -> str | None:
 def utc_seconds(head: str) -> int | None:
     """Seconds since the epoch of ``YYYY-MM-DDTHH:MM:SS`` in UTC (cached); None if unreadable."""
     return _epoch_seconds(head, "Z")
+
+
+_SECOND = itemgetter(slice(0, 19))
+_FRACTION = itemgetter(slice(20, 29))
+#: ``2026-12-02T10:00:00.123456789Z`` and the line feed that joins them
+_KUBELET_CHARS = 31
+
+
+def split_kubelet_stamps(stamps: list[str | None]) -> tuple[list[bytes], list[bytes], list[bytes]] | None:
+    """Each timestamp's second (``YYYY-MM-DDTHH:MM:SS``), its nine fraction digits, and itself, as bytes.
+
+    For a run of records in whole-list calls (no Python code per record).
+    None unless every one is in the kubelet's form (UTC, nanoseconds); the
+    seconds are not checked here (see :func:`utc_seconds`).
+    """
+    count = len(stamps)
+    try:
+        joined = "\n".join(stamps)  # type: ignore[arg-type]
+    except TypeError:  # a record without a timestamp
+        return None
+    if len(joined) != _KUBELET_CHARS * count - 1 or joined[29::31].count("Z") != count or joined[19::31].count(".") != count:
+        return None
+    try:
+        raw = joined.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    whole = raw.split(b"\n")
+    fractions = list(map(_FRACTION, whole))
+    if not b"".join(fractions).isdigit():
+        return None
+    return list(map(_SECOND, whole)), fractions, whole
+
+
+def kubelet_nanos(stamps: list[str | None]) -> list[int] | None:
+    """``unix_nanos`` of timestamps all in the kubelet's form, in whole-list calls; None if any is not."""
+    split = split_kubelet_stamps(stamps)
+    if split is None:
+        return None
+    seconds, fractions, _ = split
+    known = _utc_seconds_nanos
+    try:
+        base = list(map(known.__getitem__, map(bytes.decode, seconds)))
+    except KeyError:
+        for second in set(seconds):
+            if utc_seconds(second.decode()) is None:
+                return None
+        try:
+            base = list(map(known.__getitem__, map(bytes.decode, seconds)))
+        except KeyError:  # the cache started over meanwhile
+            return None
+    return list(map(add, base, map(int, fractions)))
 
 
 def now_nanos() -> int:
