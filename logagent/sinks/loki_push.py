@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from itertools import groupby
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -33,7 +33,7 @@ from logagent.sinks.batching import encode_record
 from logagent.sinks.http_protocol import HttpProtocol
 from logagent.sinks.loki_config import Codec, OutOfOrderAction
 from logagent.sinks.templates import Template
-from logagent.sinks.timestamps import now_nanos, unix_nanos, unix_nanos_text, utc_seconds
+from logagent.sinks.timestamps import kubelet_nanos_texts, now_nanos, unix_nanos, unix_nanos_text
 
 _encode = msgspec.json.Encoder().encode
 
@@ -110,10 +110,6 @@ _TRUNCATED = attrgetter("truncated")
 _ESCAPED_STREAMS = {
     stream: b'\\",\\"stream\\":\\"' + stream.encode() + b'\\",\\"timestamp\\":\\"' for stream in ("stdout", "stderr")
 }
-_SECOND = itemgetter(slice(0, 19))
-_FRACTION = itemgetter(slice(20, 29))
-#: a kubelet timestamp, ``2026-12-02T10:00:00.123456789Z``, and the newline that joins them
-_STAMP_CHARS = 31
 
 
 class PushProtocol(HttpProtocol):
@@ -136,7 +132,7 @@ class PushProtocol(HttpProtocol):
     """
 
     content_type = "application/json"
-    parts_per_record = 4
+    parts_per_record = 5
 
     def __init__(
         self,
@@ -194,10 +190,10 @@ class PushProtocol(HttpProtocol):
             or any(map(_TRUNCATED, events))
         ):
             return None
-        stamps = self._stamps(list(map(_TIMESTAMP, events)))
-        if stamps is None:
+        converted = kubelet_nanos_texts(list(map(_TIMESTAMP, events)))
+        if converted is None:
             return None
-        seconds, fractions, raw_stamps = stamps
+        nanos, raw_stamps = converted
         messages = list(map(_MESSAGE, events))
         if messages.count(None):
             return None
@@ -207,77 +203,34 @@ class PushProtocol(HttpProtocol):
             return None
         self._expire_caches()
         end = self._end(events[0])
-        pieces: list[bytes]
+        prefixes = (b',["' + nanos.replace(b"\n", b'","\n,["') + b'","').split(b"\n")
         if self.codec == "json":
             streams = list(map(_ESCAPED_STREAMS.get, map(_STREAM, events)))
             if streams.count(None):
                 return None
             texts = escape_json_text(array)[3:-3].split(b'\\",\\"')
             head = self._escaped_head(ctx)
-            per = 7
-            # ,["<seconds> <fraction> ","\n\" <message> \",\"stream\":...\"timestamp\":\" <timestamp> \"}"]\n
-            pieces = [b'\\"}"' + end + b"\n"] * (per * count)
-            pieces[2::per] = [b'","\n\\"'] * count
-            pieces[4::per] = streams  # type: ignore[assignment]
-            pieces[5::per] = raw_stamps
+            # \",\"stream\":\"stdout\",\"timestamp\":\" <timestamp> \"}"]
+            pieces: list[bytes] = [b'\\"}"' + end + b"\n"] * (3 * count)
+            pieces[0::3] = streams  # type: ignore[assignment]
+            pieces[1::3] = raw_stamps.split(b"\n")
+            rests = b"".join(pieces).split(b"\n")
+            rests.pop()
         else:
             texts = array[2:-2].split(b'","')
             head = b""
-            per = 5
-            # ,["<seconds> <fraction> ","\n <message> "]\n
-            pieces = [b'"' + end + b"\n"] * (per * count)
-            pieces[2::per] = [b'","\n'] * count
+            rests = [b'"' + end] * count
         if len(texts) != count:
             return None
-        pieces[0::per] = seconds
-        pieces[1::per] = fractions
-        pieces[3::per] = texts
-        entries = b"".join(pieces).split(b"\n")
         labels, capped = self._labels(events[0])
         if capped:
             self.guard.capped_events += count
-        parts: list[bytes] = [labels] * (4 * count)
-        parts[1::4] = entries[0:-1:2]
-        parts[2::4] = [head] * count
-        parts[3::4] = entries[1::2]
+        parts: list[bytes] = [labels] * (5 * count)
+        parts[1::5] = prefixes
+        parts[2::5] = [head] * count
+        parts[3::5] = texts
+        parts[4::5] = rests
         return parts
-
-    def _stamps(self, stamps: list[str | None]) -> tuple[list[bytes], list[bytes], list[bytes]] | None:
-        """``,["<seconds>``, the nine digits of the fraction and the timestamp (bytes) of each record.
-
-        None unless every timestamp is in the kubelet's form (UTC, nanoseconds)
-        and after 2001, so that every entry's nanoseconds are 19 digits long
-        and entries sort as text.
-        """
-        count = len(stamps)
-        try:
-            joined = "\n".join(stamps)  # type: ignore[arg-type]
-        except TypeError:  # a record without a timestamp
-            return None
-        if len(joined) != _STAMP_CHARS * count - 1 or joined[29::31].count("Z") != count or joined[19::31].count(".") != count:
-            return None
-        try:
-            raw = joined.encode("ascii")
-        except UnicodeEncodeError:
-            return None
-        raw_stamps = raw.split(b"\n")
-        fractions = list(map(_FRACTION, raw_stamps))
-        if not b"".join(fractions).isdigit():
-            return None
-        heads = list(map(_SECOND, raw_stamps))
-        known = self._seconds
-        missing = set(heads).difference(known)
-        if missing:
-            if len(known) + len(missing) > _CACHE_LIMIT:
-                known.clear()
-                missing = set(heads)
-            for second in missing:
-                value = utc_seconds(second.decode())
-                known[second] = b',["' + str(value).encode() if value is not None and 10**9 <= value < 10**10 else None
-        seconds = list(map(known.__getitem__, heads))
-        if seconds.count(None):
-            return None
-        return seconds, fractions, raw_stamps  # type: ignore[return-value]
 
     def _encode_each(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
         """Record by record: per-line labels or metadata, rewritten timestamps, records needing repairs."""
@@ -305,7 +258,7 @@ class PushProtocol(HttpProtocol):
             else:
                 text = unix_nanos_text(event.timestamp) or str(now_nanos())
             head, rest = line
-            parts += (labels, b',["' + text.encode() + b'","', head, rest + self._end(event))
+            parts += (labels, b',["' + text.encode() + b'","', head, rest, b'"' + self._end(event))
         return parts, skipped
 
     def _expire_caches(self) -> None:
@@ -333,15 +286,15 @@ class PushProtocol(HttpProtocol):
         return labels, capped
 
     def _line(self, event: LogEvent) -> tuple[bytes, bytes] | None:
-        """The line as a JSON string without its opening quote, in two parts: the file's escaped fields (or nothing), the rest."""
+        """The line as the inside of a JSON string, in two parts: the file's escaped fields (or nothing), the rest."""
         if self.codec == "text":
             message = event.message
             if not isinstance(message, str):
                 message = encode_text(event).decode("utf-8", "replace")
             try:
-                return b"", _encode(message)[1:]
+                return b"", _encode(message)[1:-1]
             except UnicodeEncodeError:  # lone surrogates from a line that is not UTF-8
-                return b"", _encode(message.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))[1:]
+                return b"", _encode(message.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))[1:-1]
         record = encode_record(event)
         if record is None:
             return None
@@ -349,14 +302,15 @@ class PushProtocol(HttpProtocol):
         # characters, so only backslashes and quotes need escaping; the file's
         # fields are escaped once per file.
         head = event.ctx.json_head
-        if not record.startswith(head):
-            return b"", escape_json_text(record) + b'"'
-        return self._escaped_head(event.ctx), escape_json_text(record[len(head) :]) + b'"'
+        if not record.startswith(head + b'"'):
+            return b"", escape_json_text(record)
+        return self._escaped_head(event.ctx), escape_json_text(record[len(head) + 1 :])
 
     def _escaped_head(self, ctx: Hashable) -> bytes:
         escaped = self._escaped_heads.get(ctx)
         if escaped is None:
-            escaped = self._escaped_heads[ctx] = escape_json_text(ctx.json_head)  # type: ignore[attr-defined]
+            # the file's fields up to the message's opening quote, escaped
+            escaped = self._escaped_heads[ctx] = escape_json_text(ctx.json_head + b'"')  # type: ignore[attr-defined]
         return escaped
 
     def _end(self, event: LogEvent) -> bytes:
@@ -381,7 +335,7 @@ class PushProtocol(HttpProtocol):
         if not streams:
             return len(_EMPTY_BODY)
         frames = sum(len(_STREAM_OPEN) + len(key) + len(_VALUES_OPEN) - 1 + len(_STREAM_CLOSE) for key in streams)
-        return len(_BODY_OPEN) + frames + nbytes - sum(map(len, parts[0::4])) - len(_STREAM_CLOSE) + len(_LAST_STREAM_CLOSE)
+        return len(_BODY_OPEN) + frames + nbytes - sum(map(len, parts[0::5])) - len(_STREAM_CLOSE) + len(_LAST_STREAM_CLOSE)
 
     def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
         """``{"streams":[...]}``: one stream per label set, entries sorted by timestamp; about ``records_per_piece`` entries a piece.
@@ -393,21 +347,21 @@ class PushProtocol(HttpProtocol):
         if not streams:
             yield _EMPTY_BODY
             return
-        prefixes = parts[1::4]
+        prefixes = parts[1::5]
         sort_key: Callable[[int], Any] = prefixes.__getitem__
         if len(set(map(len, prefixes))) > 1:  # timestamps before 2001 or far ahead
             sort_key = lambda index: (len(prefixes[index]), prefixes[index])  # noqa: E731
         opening = _BODY_OPEN
-        step = 3 * records_per_piece
+        step = 4 * records_per_piece
         for key, indices in streams.items():
             order = sorted(indices, key=sort_key)
             if order == list(range(order[0], order[0] + len(order))):
-                values = list(parts[4 * order[0] : 4 * order[-1] + 4])
-                del values[0::4]
+                values = list(parts[5 * order[0] : 5 * order[-1] + 5])
+                del values[0::5]
             else:
                 values = []
                 for index in order:
-                    values += parts[4 * index + 1 : 4 * index + 4]
+                    values += parts[5 * index + 1 : 5 * index + 5]
             values[0] = values[0][1:]  # the first entry has no comma before it
             values[0:0] = (opening, _STREAM_OPEN, key, _VALUES_OPEN)
             opening = _STREAM_CLOSE
@@ -420,7 +374,7 @@ class PushProtocol(HttpProtocol):
 
     def record(self, parts: Sequence[bytes]) -> bytes:
         """The record as a one-entry stream (valid JSON), for the dead-letter file."""
-        return _STREAM_OPEN + parts[0] + _VALUES_OPEN + parts[1][1:] + parts[2] + parts[3] + b"]}"
+        return _STREAM_OPEN + parts[0] + _VALUES_OPEN + parts[1][1:] + parts[2] + parts[3] + parts[4] + b"]}"
 
 
 _BODY_OPEN = b'{"streams":['
@@ -435,7 +389,7 @@ def _streams(parts: Sequence[bytes]) -> dict[bytes, list[int]]:
     """Labels (JSON) -> indices of the records with them, in order of first appearance."""
     streams: dict[bytes, list[int]] = {}
     start = 0
-    for key, run in groupby(parts[0::4]):
+    for key, run in groupby(parts[0::5]):
         end = start + len(list(run))
         streams.setdefault(key, []).extend(range(start, end))
         start = end

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from operator import add, itemgetter
+from operator import itemgetter
 
 #: How many distinct seconds are cached before the cache starts over.
 _CACHE_LIMIT = 4096
@@ -87,54 +87,74 @@ def utc_seconds(head: str) -> int | None:
 
 
 _SECOND = itemgetter(slice(0, 19))
-_FRACTION = itemgetter(slice(20, 29))
 #: ``2026-12-02T10:00:00.123456789Z`` and the line feed that joins them
 _KUBELET_CHARS = 31
+#: ``YYYY-MM-DDTHH:MM:SS`` (bytes) -> that second since the epoch as decimal text (bytes), ten digits
+_kubelet_seconds: dict[bytes, bytes | None] = {}
 
 
-def split_kubelet_stamps(stamps: list[str | None]) -> tuple[list[bytes], list[bytes], list[bytes]] | None:
-    """Each timestamp's second (``YYYY-MM-DDTHH:MM:SS``), its nine fraction digits, and itself, as bytes.
+def kubelet_nanos_texts(stamps: list[str | None]) -> tuple[bytes, bytes] | None:
+    """Unix nanoseconds of timestamps all in the kubelet's form, as decimal text, in whole-list calls.
 
-    For a run of records in whole-list calls (no Python code per record).
-    None unless every one is in the kubelet's form (UTC, nanoseconds); the
-    seconds are not checked here (see :func:`utc_seconds`).
+    Returns the texts joined by line feeds, and the timestamps (as bytes)
+    likewise. Every text is 19 digits long (timestamps from 2001-09-09 to
+    2286), so they sort as text. None when any timestamp is not of that form
+    (UTC, nanoseconds): the caller then converts record by record.
+
+    No Python code runs per record: the joined timestamps are checked and
+    copied column by column (strided slices), the epoch seconds of each
+    distinct second come from a cache.
     """
     count = len(stamps)
     try:
-        joined = "\n".join(stamps)  # type: ignore[arg-type]
-    except TypeError:  # a record without a timestamp
+        raw = "\n".join(stamps).encode("ascii")  # type: ignore[arg-type]
+    except (TypeError, UnicodeEncodeError):  # a record without a timestamp, or not ASCII
         return None
-    if len(joined) != _KUBELET_CHARS * count - 1 or joined[29::31].count("Z") != count or joined[19::31].count(".") != count:
+    width = _KUBELET_CHARS
+    if len(raw) != width * count - 1 or raw[29::width].count(b"Z") != count or raw[19::width].count(b".") != count:
         return None
+    if not all(raw[column::width].isdigit() for column in range(20, 29)):
+        return None
+    first = raw[:19]
+    out = bytearray(20 * count - 1)
+    out[19::20] = b"\n" * (count - 1)
+    for column in range(9):  # the fraction's digits follow the ten of the seconds
+        out[10 + column :: 20] = raw[20 + column :: width]
+    if all(raw[column::width].count(first[column]) == count for column in range(19)):  # one second
+        seconds = _kubelet_seconds.get(first) or _kubelet_second(first)
+        if seconds is None:
+            return None
+        for column in range(10):
+            out[column::20] = seconds[column : column + 1] * count
+        return bytes(out), raw
+    heads = list(map(_SECOND, raw.split(b"\n")))
+    known = _kubelet_seconds
+    for head in set(heads).difference(known):
+        if _kubelet_second(head) is None:
+            return None
     try:
-        raw = joined.encode("ascii")
-    except UnicodeEncodeError:
+        seconds_column = b"".join(map(known.__getitem__, heads))  # type: ignore[arg-type]
+    except (KeyError, TypeError):  # the cache started over meanwhile, or a second before 2001
         return None
-    whole = raw.split(b"\n")
-    fractions = list(map(_FRACTION, whole))
-    if not b"".join(fractions).isdigit():
-        return None
-    return list(map(_SECOND, whole)), fractions, whole
+    for column in range(10):
+        out[column::20] = seconds_column[column::10]
+    return bytes(out), raw
+
+
+def _kubelet_second(second: bytes) -> bytes | None:
+    value = utc_seconds(second.decode())
+    if len(_kubelet_seconds) >= _CACHE_LIMIT:
+        _kubelet_seconds.clear()
+    text = _kubelet_seconds[second] = str(value).encode() if value is not None and 10**9 <= value < 10**10 else None
+    return text
 
 
 def kubelet_nanos(stamps: list[str | None]) -> list[int] | None:
     """``unix_nanos`` of timestamps all in the kubelet's form, in whole-list calls; None if any is not."""
-    split = split_kubelet_stamps(stamps)
-    if split is None:
+    converted = kubelet_nanos_texts(stamps)
+    if converted is None:
         return None
-    seconds, fractions, _ = split
-    known = _utc_seconds_nanos
-    try:
-        base = list(map(known.__getitem__, map(bytes.decode, seconds)))
-    except KeyError:
-        for second in set(seconds):
-            if utc_seconds(second.decode()) is None:
-                return None
-        try:
-            base = list(map(known.__getitem__, map(bytes.decode, seconds)))
-        except KeyError:  # the cache started over meanwhile
-            return None
-    return list(map(add, base, map(int, fractions)))
+    return list(map(int, converted[0].split(b"\n")))
 
 
 def now_nanos() -> int:
