@@ -1,10 +1,12 @@
 """Configuration of the ``elasticsearch`` sink (light: no HTTP machinery, see :mod:`logagent.sinks.backend_config`).
 
 Options are Vector's: ``endpoints`` (base URLs; the sink posts to
-``<endpoint>/_bulk``, spreading requests over them), ``mode: bulk |
-data_stream``, ``bulk.index`` (a template, default ``logagent-%Y.%m.%d``),
-``bulk.action: index | create``, ``data_stream.type/dataset/namespace``, plus
-the ``http`` sink's option groups.
+``<endpoint>/_bulk``, spreading requests over them, see
+:mod:`logagent.sinks.endpoints`), ``distribution.retry_initial_backoff_secs``
+and ``distribution.retry_max_duration_secs``, ``mode: bulk | data_stream``,
+``bulk.index`` (a template, default ``logagent-%Y.%m.%d``), ``bulk.action:
+index | create``, ``data_stream.type/dataset/namespace``, plus the ``http``
+sink's option groups.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ class DataStreamNames(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     namespace: str = "default"
 
 
+class DistributionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """How long an unhealthy endpoint stays out of rotation (Vector's names): doubling from the first to the second."""
+
+    retry_initial_backoff_secs: float = 1.0
+    retry_max_duration_secs: float = 3600.0
+
+
 class BulkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     index: str = "logagent-%Y.%m.%d"
     action: Action = "index"
@@ -43,6 +52,7 @@ class ElasticsearchSinkConfig(BackendSinkOptions, tag="elasticsearch", tag_field
     mode: Literal["bulk", "data_stream"] = "bulk"
     bulk: BulkConfig = msgspec.field(default_factory=BulkConfig)
     data_stream: DataStreamNames = msgspec.field(default_factory=DataStreamNames)
+    distribution: DistributionConfig = msgspec.field(default_factory=DistributionConfig)
 
     @property
     def uris(self) -> list[str]:
@@ -60,6 +70,13 @@ class ElasticsearchSinkConfig(BackendSinkOptions, tag="elasticsearch", tag_field
             self.validate_http(uri, f"endpoints[{index}]")
         if len(set(self.uris)) != len(self.uris):
             raise ValueError("endpoints: the same endpoint is listed twice")
+        if len({uri.split(":", 1)[0].lower() for uri in self.uris}) > 1:
+            raise ValueError("endpoints: all endpoints must use the same scheme (http or https)")
+        distribution = self.distribution
+        if not distribution.retry_initial_backoff_secs > 0:
+            raise ValueError("distribution.retry_initial_backoff_secs: must be greater than 0")
+        if distribution.retry_max_duration_secs < distribution.retry_initial_backoff_secs:
+            raise ValueError("distribution.retry_max_duration_secs: must be at least retry_initial_backoff_secs")
         for key, template in self.templates():
             _check_index_template(key, template)
 
