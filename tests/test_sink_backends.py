@@ -136,6 +136,7 @@ async def test_bulk_index_with_a_missing_field_is_dead_lettered_with_the_templat
     assert [d["message"] for e in receiver.accepted for _, d in bulk_pairs(e.body)] == ["ok"]
     letters = dead_letters(tmp_path, "es")
     assert [d["record"]["message"] for d in letters] == ["lost?"] and "bulk.index" in letters[0]["reason"]
+    assert all(entry.body for entry in receiver.received)  # a request of refused records alone is not sent empty
     assert acks.done == 1
 
 

@@ -55,6 +55,10 @@ class ElasticsearchSink(BackendSink):
         self._configs = [value]
 
     async def _send_once(self, body, parts: list[bytes]) -> Outcome | None:  # type: ignore[no-untyped-def]
+        if isinstance(body, bytes) and not body:
+            # every record of the request was refused (its index could not be
+            # rendered): Elasticsearch would answer 400 to an empty body
+            return self.protocol.interpret(b'{"errors":false,"items":[]}', parts)
         if len(self._configs) == 1:
             return await super()._send_once(body, parts)
         endpoint = self.endpoints.choose()
