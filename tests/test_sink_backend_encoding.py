@@ -9,6 +9,7 @@ awkward input, and check the bodies with the backends' own parsers.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -60,6 +61,12 @@ def test_kubelet_nanos_match_the_record_by_record_conversion():
     assert raw.split(b"\n") == [s.encode() for s in stamps]
     one_second = [f"2026-12-02T10:00:05.{i:09d}Z" for i in range(5)]
     assert kubelet_nanos(one_second) == [unix_nanos(s) for s in one_second]
+    # in order (filled run by run), over a minute boundary, and many seconds (looked up one by one)
+    for seconds in (3, 40):
+        start = datetime(2026, 12, 2, 10, 59, 40)
+        ordered = sorted((start + timedelta(seconds=i // 2)).strftime("%Y-%m-%dT%H:%M:%S") + f".{i * 7919 % 10**9:09d}Z"
+                         for i in range(seconds * 2))
+        assert kubelet_nanos(ordered) == [unix_nanos(s) for s in ordered]
 
 
 @pytest.mark.parametrize("stamp", [

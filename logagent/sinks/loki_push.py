@@ -208,7 +208,8 @@ class PushProtocol(HttpProtocol):
             streams = list(map(_ESCAPED_STREAMS.get, map(_STREAM, events)))
             if streams.count(None):
                 return None
-            texts = escape_json_text(array)[3:-3].split(b'\\",\\"')
+            # the array as a JSON string: its text escaped (msgspec does it faster than two replaces)
+            texts = _encode(array.decode())[4:-4].split(b'\\",\\"')
             head = self._escaped_head(ctx)
             # \",\"stream\":\"stdout\",\"timestamp\":\" <timestamp> \"}"]
             pieces: list[bytes] = [b'\\"}"' + end + b"\n"] * (3 * count)

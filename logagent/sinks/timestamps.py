@@ -9,6 +9,7 @@ seconds part is parsed once and cached.
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from datetime import datetime, timezone
 from operator import itemgetter
 
@@ -89,6 +90,8 @@ def utc_seconds(head: str) -> int | None:
 _SECOND = itemgetter(slice(0, 19))
 #: ``2026-12-02T10:00:00.123456789Z`` and the line feed that joins them
 _KUBELET_CHARS = 31
+#: distinct seconds in sorted timestamps filled run by run; more are looked up record by record
+_MAX_SECOND_RUNS = 16
 #: ``YYYY-MM-DDTHH:MM:SS`` (bytes) -> that second since the epoch as decimal text (bytes), ten digits
 _kubelet_seconds: dict[bytes, bytes | None] = {}
 
@@ -103,7 +106,9 @@ def kubelet_nanos_texts(stamps: list[str | None]) -> tuple[bytes, bytes] | None:
 
     No Python code runs per record: the joined timestamps are checked and
     copied column by column (strided slices), the epoch seconds of each
-    distinct second come from a cache.
+    distinct second come from a cache and are written run by run when the
+    timestamps are in order (as a file's lines are), else looked up per record
+    in one ``map``.
     """
     count = len(stamps)
     try:
@@ -115,18 +120,14 @@ def kubelet_nanos_texts(stamps: list[str | None]) -> tuple[bytes, bytes] | None:
         return None
     if not all(raw[column::width].isdigit() for column in range(20, 29)):
         return None
-    first = raw[:19]
     out = bytearray(20 * count - 1)
     out[19::20] = b"\n" * (count - 1)
     for column in range(9):  # the fraction's digits follow the ten of the seconds
         out[10 + column :: 20] = raw[20 + column :: width]
-    if all(raw[column::width].count(first[column]) == count for column in range(19)):  # one second
-        seconds = _kubelet_seconds.get(first) or _kubelet_second(first)
-        if seconds is None:
-            return None
-        for column in range(10):
-            out[column::20] = seconds[column : column + 1] * count
-        return bytes(out), raw
+    if stamps == sorted(stamps):  # a file's lines in time order: a few runs of equal seconds
+        filled = _fill_sorted_seconds(out, stamps)  # type: ignore[arg-type]
+        if filled is not None:
+            return (bytes(out), raw) if filled else None
     heads = list(map(_SECOND, raw.split(b"\n")))
     known = _kubelet_seconds
     for head in set(heads).difference(known):
@@ -139,6 +140,28 @@ def kubelet_nanos_texts(stamps: list[str | None]) -> tuple[bytes, bytes] | None:
     for column in range(10):
         out[column::20] = seconds_column[column::10]
     return bytes(out), raw
+
+
+def _fill_sorted_seconds(out: bytearray, stamps: list[str]) -> bool | None:
+    """Write the seconds' digits of sorted timestamps, one run of equal seconds at a time.
+
+    False if a second is unusable; None if there are too many distinct
+    seconds for this to pay (then the caller looks them up one by one).
+    """
+    start, count, runs = 0, len(stamps), 0
+    while start < count:
+        runs += 1
+        if runs > _MAX_SECOND_RUNS:
+            return None
+        head = stamps[start][:19]
+        end = bisect_right(stamps, head + "/", start)  # "/" sorts after the "." that follows every second
+        seconds = _kubelet_seconds.get(head.encode()) or _kubelet_second(head.encode())
+        if seconds is None:
+            return False
+        for column in range(10):
+            out[20 * start + column : 20 * end : 20] = seconds[column : column + 1] * (end - start)
+        start = end
+    return True
 
 
 def _kubelet_second(second: bytes) -> bytes | None:
