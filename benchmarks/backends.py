@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m benchmarks backends [--lines 200000] [--runs 3]
+    .venv/bin/python -m benchmarks backends [--lines 200000] [--runs 3] [--sinks loki ...] [--profile DIR]
 
 The CRI tree of ``throughput.py`` (20 pod files, enrichment from an offline
 snapshot) is shipped by ``logagent run --once`` four ways, interleaved in
@@ -13,6 +13,8 @@ sink to ``tests.backend_receivers`` of its kind (an Elasticsearch-like
 off everywhere. The figure is lines per agent CPU-second (start-up
 subtracted), as a ratio to the ``http`` ndjson sink of the same run; the
 receivers' record counts are checked. Medians of ``--runs`` runs.
+``--profile DIR`` runs each sink once more under py-spy (installed by hand
+into the venv), raw collapsed stacks into DIR.
 """
 
 from __future__ import annotations
