@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import structlog
@@ -31,17 +32,15 @@ from logagent.graph import output_ports
 from logagent.kube.interface import MetadataHub
 from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
-from logagent.sinks.console import ConsoleSink, ConsoleSinkConfig, SinkClosed
-from logagent.sinks.elasticsearch import ElasticsearchSink, ElasticsearchSinkConfig
-from logagent.sinks.http import HttpSink, HttpSinkConfig
-from logagent.sinks.loki import LokiSink, LokiSinkConfig
-from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
 from logagent.transforms.route import RouteConfig, RouteTransform
+
+if TYPE_CHECKING:
+    from logagent.sinks.console import ConsoleSinkConfig
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +49,7 @@ INBOX_EVENTS = 20_000
 INBOX_BYTES = 8 << 20
 
 # ---------------------------------------------------------------- builders
-# One line per component kind: config Struct type -> the component's constructor.
+# One line per component kind: transforms by config Struct type, sinks by kind.
 
 TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
     FilterConfig: FilterTransform,
@@ -59,14 +58,34 @@ TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
 }
 
 #: (component id, config, the fd that stands for stdout in tests or None, data_dir) -> sink
-SINK_BUILDERS: dict[type, Callable[[str, Any, int | None, str | None], Sink]] = {
-    ConsoleSinkConfig: lambda cid, cfg, stdout_fd, data_dir: ConsoleSink(
-        cid, cfg, fd=stdout_fd if cfg.target == "stdout" else None
-    ),
-    HttpSinkConfig: lambda cid, cfg, stdout_fd, data_dir: HttpSink(cid, cfg, data_dir=data_dir),
-    ElasticsearchSinkConfig: lambda cid, cfg, stdout_fd, data_dir: ElasticsearchSink(cid, cfg, data_dir=data_dir),
-    LokiSinkConfig: lambda cid, cfg, stdout_fd, data_dir: LokiSink(cid, cfg, data_dir=data_dir),
-    OpentelemetrySinkConfig: lambda cid, cfg, stdout_fd, data_dir: OpentelemetrySink(cid, cfg, data_dir=data_dir),
+SinkBuilder = Callable[[str, Any, int | None, str | None], Sink]
+
+
+def _console(component_id: str, config: ConsoleSinkConfig, stdout_fd: int | None, data_dir: str | None) -> Sink:
+    from logagent.sinks.console import ConsoleSink
+
+    return ConsoleSink(component_id, config, fd=stdout_fd if config.target == "stdout" else None)
+
+
+def _http_based(module: str, class_name: str) -> SinkBuilder:
+    """The builder of a sink on the HTTP machinery, whose module is imported on first use."""
+
+    def build(component_id: str, config: Any, stdout_fd: int | None, data_dir: str | None) -> Sink:
+        sink_class = getattr(importlib.import_module(module), class_name)
+        return sink_class(component_id, config, data_dir=data_dir)  # type: ignore[no-any-return]
+
+    return build
+
+
+#: sink kind (its config's ``type`` tag, as in ``config.SINK_KINDS``) -> builder. A sink's
+#: module is imported when a config first uses it, so an agent without HTTP-based sinks
+#: never loads the HTTP sink machinery, the backend protocols or the protobuf classes.
+SINK_BUILDERS: dict[str, SinkBuilder] = {
+    "console": _console,
+    "http": _http_based("logagent.sinks.http", "HttpSink"),
+    "elasticsearch": _http_based("logagent.sinks.elasticsearch", "ElasticsearchSink"),
+    "loki": _http_based("logagent.sinks.loki", "LokiSink"),
+    "opentelemetry": _http_based("logagent.sinks.opentelemetry", "OpentelemetrySink"),
 }
 
 
@@ -74,8 +93,13 @@ def build_transform(component_id: str, config: Any) -> Transform:
     return TRANSFORM_BUILDERS[type(config)](component_id, config)
 
 
+def sink_kind(config: msgspec.Struct) -> str:
+    """A sink config's kind: the ``type`` tag its Struct is decoded by."""
+    return str(type(config).__struct_config__.tag)
+
+
 def build_sink(component_id: str, config: Any, stdout_fd: int | None = None, data_dir: str | None = None) -> Sink:
-    return SINK_BUILDERS[type(config)](component_id, config, stdout_fd, data_dir)
+    return SINK_BUILDERS[sink_kind(config)](component_id, config, stdout_fd, data_dir)
 
 
 def new_inbox() -> BatchQueue:
@@ -372,6 +396,8 @@ class Topology:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            from logagent.sinks.console import SinkClosed
+
             if not isinstance(exc, SinkClosed):  # a closed output was logged by the sink
                 log.exception("sink failed", component_id=cid)
             inbox.close()
