@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m benchmarks backends [--lines 200000] [--runs 3]
+    .venv/bin/python -m benchmarks backends [--lines 200000] [--runs 3] [--sinks loki ...] [--profile DIR]
 
 The CRI tree of ``throughput.py`` (20 pod files, enrichment from an offline
 snapshot) is shipped by ``logagent run --once`` four ways, interleaved in
@@ -13,6 +13,8 @@ sink to ``tests.backend_receivers`` of its kind (an Elasticsearch-like
 off everywhere. The figure is lines per agent CPU-second (start-up
 subtracted), as a ratio to the ``http`` ndjson sink of the same run; the
 receivers' record counts are checked. Medians of ``--runs`` runs.
+``--profile DIR`` runs each sink once more under py-spy (installed by hand
+into the venv), raw collapsed stacks into DIR.
 """
 
 from __future__ import annotations
@@ -46,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sinks", nargs="+", choices=[name for name in SINKS if name != "http ndjson"],
+                        help="only these backend sinks (the http ndjson baseline always runs)")
+    parser.add_argument("--profile", type=Path, help="also record a py-spy profile of each sink once, into this folder")
     args = parser.parse_args(argv)
+    sinks = {name: spec for name, spec in SINKS.items() if name == "http ndjson" or not args.sinks or name in args.sinks}
     workdir = Path(tempfile.mkdtemp(prefix="logagent-backends-"))
     specs = pod_specs()
     receivers: dict[str, ReceiverProcess] = {}
@@ -56,12 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         write_tree(small, specs, 5)
         snapshot = write_snapshot(workdir / "cluster.json", specs)
         receivers = {name: ReceiverProcess(workdir, module, extra, name=f"receiver-{name}")
-                     for name, (module, extra, _) in SINKS.items()}
-        results: dict[str, list[Measured]] = {name: [] for name in SINKS}
+                     for name, (module, extra, _) in sinks.items()}
+        results: dict[str, list[Measured]] = {name: [] for name in sinks}
         startup: list[Measured] = []
         for i in range(args.runs):
             startup.append(run_one(workdir, small, snapshot, "sinks:\n  out: {type: console, inputs: [pods]}\n", f"s{i}"))
-            for index, (name, (_, _, template)) in enumerate(SINKS.items()):
+            for index, (name, (_, _, template)) in enumerate(sinks.items()):
                 pipeline = template.format(base=receivers[name].base)
                 results[name].append(run_one(workdir, tree, snapshot, pipeline, f"{i}-{index}"))
                 seen = receivers[name].wait_for(records * (i + 1), timeout=20)
@@ -69,6 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError(f"{name}: receiver counted {seen} records, expected {records * (i + 1)}")
                 m = results[name][-1]
                 print(f"run {i + 1} {name}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu", file=sys.stderr)
+        if args.profile is not None:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            for index, (name, (_, _, template)) in enumerate(sinks.items()):
+                out = args.profile / f"{name.replace(' ', '-')}.txt"
+                run_one(workdir, tree, snapshot, template.format(base=receivers[name].base), f"p{index}", profile=out)
+                print(f"profile of {name}: {out}", file=sys.stderr)
     finally:
         for receiver in receivers.values():
             receiver.stop()

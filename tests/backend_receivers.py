@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from aiohttp import web
 from google.protobuf import json_format
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
@@ -42,6 +43,19 @@ def bulk_pairs(body: bytes) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     lines = [line for line in body.split(b"\n") if line]
     assert len(lines) % 2 == 0, "a _bulk body has an action line and a document per record"
     return [(json.loads(lines[i]), json.loads(lines[i + 1])) for i in range(0, len(lines), 2)]
+
+
+class _LokiStream(msgspec.Struct):
+    stream: dict[str, str]
+    values: list[msgspec.Raw]
+
+
+class _LokiPush(msgspec.Struct):
+    streams: list[_LokiStream]
+
+
+_decode_push = msgspec.json.Decoder(_LokiPush).decode
+_decode_actions = msgspec.json.Decoder(list[dict[str, dict[str, Any]]]).decode
 
 
 def otlp_request(entry: Received) -> ExportLogsServiceRequest:
@@ -80,11 +94,13 @@ class BackendReceiver(Receiver):
             if entry.headers.get("Content-Type", "").startswith("application/json"):
                 return web.Response(body=json_format.MessageToJson(response).encode(), content_type="application/json")
             return web.Response(body=response.SerializeToString(), content_type="application/x-protobuf")
+        if self.item_status is None:
+            return self._all_created(body)
         items = []
         errors = False
         for action, document in bulk_pairs(body):
             (name, meta), = action.items()
-            status, error = self.item_status(document) if self.item_status else (201, None)
+            status, error = self.item_status(document)
             item: dict[str, Any] = {"_index": meta["_index"], "status": status}
             if error is not None:
                 item["error"] = error
@@ -94,9 +110,20 @@ class BackendReceiver(Receiver):
             items.append({name: item})
         return web.json_response({"took": 1, "errors": errors, "items": items})
 
+    @staticmethod
+    def _all_created(body: bytes) -> web.Response:
+        """Every item created, answered fast (action lines decoded in one call) so a benchmark's receiver keeps up."""
+        lines = [line for line in body.split(b"\n") if line]
+        assert lines and len(lines) % 2 == 0, "a _bulk body has an action line and a document per record"
+        actions = _decode_actions(b"[" + b",".join(lines[0::2]) + b"]")
+        items = [{name: {"_index": meta["_index"], "status": 201, "result": "created"}} for action in actions
+                 for name, meta in action.items()]
+        answer = msgspec.json.encode({"took": 1, "errors": False, "items": items})
+        return web.Response(body=answer, content_type="application/json")
+
     def count(self, body: bytes, entry: Received) -> int:
         if self.kind == "loki":
-            return sum(len(stream["values"]) for stream in json.loads(body)["streams"])
+            return sum(len(stream.values) for stream in _decode_push(body).streams)
         if self.kind == "opentelemetry":
             request = otlp_request(entry)
             return sum(len(s.log_records) for r in request.resource_logs for s in r.scope_logs)

@@ -1,81 +1,28 @@
 """The ``elasticsearch`` sink: the ``_bulk`` API of Elasticsearch and OpenSearch.
 
-Options are Vector's: ``endpoints`` (base URLs; the sink posts to
-``<endpoint>/_bulk``), ``mode: bulk | data_stream``, ``bulk.index`` (a
-template, default ``logagent-%Y.%m.%d``), ``bulk.action: index | create``,
-``data_stream.type/dataset/namespace``, plus the ``http`` sink's option groups.
+The options (Vector's) are in :mod:`logagent.sinks.elasticsearch_config`.
 Per-item results are read by :class:`~logagent.sinks.elasticsearch_bulk.BulkProtocol`.
+With several ``endpoints``, each request goes to the one an
+:class:`~logagent.sinks.endpoints.EndpointPool` chooses.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterator
-from typing import Literal
+from contextvars import ContextVar
 
-import msgspec
+from logagent.sinks.backend import BackendSink
+from logagent.sinks.elasticsearch_bulk import BulkProtocol
+from logagent.sinks.elasticsearch_config import Action, BulkConfig, DataStreamNames, ElasticsearchSinkConfig
+from logagent.sinks.endpoints import EndpointPool
+from logagent.sinks.http import _Rejected, _Retry
+from logagent.sinks.http_config import HttpSinkConfig, redact_uri
+from logagent.sinks.http_protocol import Outcome
 
-from logagent.sinks.backend import BackendSink, BackendSinkOptions, compile_option
-from logagent.sinks.elasticsearch_bulk import Action, BulkProtocol, DataStreamNames
-from logagent.sinks.templates import Template
+__all__ = ["Action", "BulkConfig", "DataStreamNames", "ElasticsearchSink", "ElasticsearchSinkConfig"]
 
-#: strftime directives whose output has upper-case letters, which index names cannot have
-_UPPER_CASE_DIRECTIVES = re.compile(r"%-?[aAbBchpxXZ]")
-_BAD_INDEX_CHARS = set('\\/*?"<>| ,#:')
-
-
-class BulkConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    index: str = "logagent-%Y.%m.%d"
-    action: Action = "index"
-
-
-class ElasticsearchSinkConfig(BackendSinkOptions, tag="elasticsearch", tag_field="type", forbid_unknown_fields=True, kw_only=True):
-    endpoints: list[str]
-    mode: Literal["bulk", "data_stream"] = "bulk"
-    bulk: BulkConfig = msgspec.field(default_factory=BulkConfig)
-    data_stream: DataStreamNames = msgspec.field(default_factory=DataStreamNames)
-
-    @property
-    def uri(self) -> str:
-        return self.endpoints[0].rstrip("/") + "/_bulk"
-
-    def validate(self) -> None:
-        if not self.endpoints:
-            raise ValueError("endpoints: expected at least one endpoint URL")
-        if len(self.endpoints) > 1:
-            raise ValueError("endpoints: only one endpoint is supported; put a load balancer in front of the nodes")
-        self.validate_http(self.uri, "endpoints[0]")
-        for key, template in self.templates():
-            _check_index_template(key, template)
-
-    def templates(self) -> Iterator[tuple[str, Template]]:
-        if self.mode == "data_stream":
-            for name in ("type", "dataset", "namespace"):
-                yield f"data_stream.{name}", compile_option(f"data_stream.{name}", getattr(self.data_stream, name))
-        else:
-            yield "bulk.index", compile_option("bulk.index", self.bulk.index)
-
-    def index_template(self) -> Template:
-        if self.mode == "data_stream":
-            names = self.data_stream
-            return compile_option("data_stream", f"{names.type}-{names.dataset}-{names.namespace}")
-        return compile_option("bulk.index", self.bulk.index)
-
-
-def _check_index_template(key: str, template: Template) -> None:
-    literal = re.sub(r"\{\{.*?\}\}", "", template.text)
-    upper = _UPPER_CASE_DIRECTIVES.search(literal)
-    if upper:
-        raise ValueError(f"{key}: strftime {upper.group(0)} gives upper-case letters, which index names cannot have")
-    text = re.sub(r"%-?.", "", literal)
-    if any(ch.isupper() for ch in text):
-        raise ValueError(f"{key}: index names must be lower case, got {template.text!r}")
-    bad = sorted(_BAD_INDEX_CHARS & set(text))
-    if bad:
-        raise ValueError(f"{key}: index names cannot contain {' '.join(repr(c) for c in bad)}")
-    if template.text[:1] in ("-", "_", "+"):
-        raise ValueError(f"{key}: index names cannot start with '-', '_' or '+'")
+#: the endpoint the current task's request goes to (each lane worker is its own task)
+_ENDPOINT: ContextVar[int] = ContextVar("logagent_elasticsearch_endpoint", default=0)
 
 
 class ElasticsearchSink(BackendSink):
@@ -87,3 +34,49 @@ class ElasticsearchSink(BackendSink):
         action: Action = "create" if config.mode == "data_stream" else config.bulk.action
         protocol = BulkProtocol(config.index_template(), action, data_stream=config.mode == "data_stream")
         super().__init__(component_id, config.http_config(config.uri), protocol, data_dir=data_dir)
+        uris = config.uris
+        self._configs = [self._configs[0], *(config.http_config(uri) for uri in uris[1:])]
+        for uri in uris[1:]:
+            self._redactor.add_uri_credentials(uri)
+        self._uri_for_logs = ", ".join(redact_uri(uri) for uri in uris)
+        distribution = config.distribution
+        self.endpoints = EndpointPool(
+            [redact_uri(uri) for uri in uris], distribution.retry_initial_backoff_secs, distribution.retry_max_duration_secs
+        )
+
+    # The HTTP machinery reads ``self.config.uri`` for each attempt; here it is
+    # the URI of the endpoint chosen for the request the current task sends.
+    @property  # type: ignore[override]
+    def config(self) -> HttpSinkConfig:
+        return self._configs[_ENDPOINT.get()]
+
+    @config.setter
+    def config(self, value: HttpSinkConfig) -> None:
+        self._configs = [value]
+
+    async def _send_once(self, body, parts: list[bytes]) -> Outcome | None:  # type: ignore[no-untyped-def]
+        if isinstance(body, bytes) and not body:
+            # every record of the request was refused (its index could not be
+            # rendered): Elasticsearch would answer 400 to an empty body
+            return self.protocol.interpret(b'{"errors":false,"items":[]}', parts)
+        if len(self._configs) == 1:
+            return await super()._send_once(body, parts)
+        endpoint = self.endpoints.choose()
+        token = _ENDPOINT.set(endpoint.index)
+        healthy: bool | None = None  # no verdict if the request is cancelled
+        reachable = True
+        try:
+            outcome = await super()._send_once(body, parts)
+            healthy = True
+            return outcome
+        except _Retry as retry:
+            reachable = retry.reason not in ("connection", "timeout")
+            # an answer other than 5xx (a 429, an expired token) came from a working node
+            healthy = reachable and not retry.reason.startswith("http_5")
+            raise
+        except _Rejected:
+            healthy = True
+            raise
+        finally:
+            _ENDPOINT.reset(token)
+            self.endpoints.done(endpoint, healthy, reachable)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any, Literal
+from operator import attrgetter
+from typing import Any
 
 import msgspec
 import structlog
@@ -27,12 +28,15 @@ import structlog
 from logagent.encoding import encode_ndjson_parts
 from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.sinks.batching import encode_record
+from logagent.sinks.elasticsearch_config import Action, DataStreamNames
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode
+_CTX = attrgetter("ctx")
+_TIMESTAMP = attrgetter("timestamp")
 
-Action = Literal["index", "create"]
+__all__ = ["Action", "BulkProtocol", "DataStreamNames", "ItemOutcome", "ItemResult", "parse_bulk_response"]
 
 #: How much of an item's error reason is kept.
 MAX_REASON_CHARS = 500
@@ -42,14 +46,6 @@ class ItemOutcome(enum.Enum):
     DELIVERED = "delivered"
     RETRY = "retry"
     DEAD_LETTER = "dead_letter"
-
-
-class DataStreamNames(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """``mode: data_stream`` writes to ``<type>-<dataset>-<namespace>`` (templates each)."""
-
-    type: str = "logs"
-    dataset: str = "generic"
-    namespace: str = "default"
 
 
 #: A record the sink will not send (its index cannot be rendered) starts with
@@ -99,11 +95,46 @@ class BulkProtocol(HttpProtocol):
                 documents = None
         if documents is None:
             return self._encode_each(events)
-        parts: list[bytes] = []
-        action = self._action
-        for index, event in enumerate(events):
-            parts += (action(event), documents[2 * index], documents[2 * index + 1])
+        count = len(events)
+        action = self._run_action(events)
+        if action is None:
+            parts: list[bytes] = []
+            each = self._action
+            for index, event in enumerate(events):
+                parts += (each(event), documents[2 * index], documents[2 * index + 1])
+            return parts, 0
+        parts = [action] * (3 * count)
+        parts[1::3] = documents[0::2]
+        parts[2::3] = documents[1::2]
         return parts, 0
+
+    def _run_action(self, events: list[LogEvent]) -> bytes | None:
+        """The one action line of a run of one file's records, when its index cannot differ between them.
+
+        That is when the index reads no per-line field and every timestamp is
+        UTC with the same prefix as far as the index's strftime parts go
+        (the smallest and the largest share it, so all between do).
+        """
+        if not self._cacheable:
+            return None
+        ctx = events[0].ctx
+        if list(map(_CTX, events)).count(ctx) != len(events):
+            return None
+        stamps = list(map(_TIMESTAMP, events))
+        try:
+            joined = "\n".join(stamps)
+            low, high = min(stamps), max(stamps)
+        except TypeError:  # a record without a timestamp
+            return None
+        if joined.count("Z\n") != len(stamps) - 1 or not joined.endswith("Z"):
+            return None
+        key = self.index.time_key(events[0])
+        if key is None or not (low.startswith(key) and high.startswith(key)):
+            return None
+        line = self._action(events[0])
+        if line is self._refusal:
+            self._refused_outstanding += len(events) - 1
+        return line
 
     def _encode_each(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
         """Event by event: data streams (``@timestamp`` first) and records needing repairs."""

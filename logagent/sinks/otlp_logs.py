@@ -22,7 +22,9 @@ retries and dead-letters.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from itertools import groupby
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -37,11 +39,12 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
 
 import logagent
+from logagent.encoding import encode_text
 from logagent.event import LogEvent
-from logagent.sinks.http_protocol import Outcome
-from logagent.sinks.record_protocol import RecordProtocol
+from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.opentelemetry_config import DEFAULT_SEVERITY_FIELDS
 from logagent.sinks.templates import FieldPath, lookup
-from logagent.sinks.timestamps import now_nanos, unix_nanos
+from logagent.sinks.timestamps import kubelet_nanos, now_nanos, unix_nanos
 
 SCOPE_NAME = "logagent"
 
@@ -75,7 +78,6 @@ _decode = msgspec.json.Decoder(list[tuple[str, str]]).decode
 
 _STREAM_SEVERITY = {"stdout": (9, "INFO"), "stderr": (17, "ERROR")}
 
-DEFAULT_SEVERITY_FIELDS = ["level", "severity", "parsed.level", "parsed.severity"]
 
 
 
@@ -140,15 +142,48 @@ def severity_of(level: Any) -> tuple[int, str] | None:
 #: How many file contexts' resources and record prototypes are remembered.
 _CACHE_LIMIT = 4096
 
+_TIMESTAMP = attrgetter("timestamp")
+_MESSAGE = attrgetter("message")
+_STREAM = attrgetter("stream")
+_CTX = attrgetter("ctx")
+_FIELDS = attrgetter("fields")
+_TRUNCATED = attrgetter("truncated")
+_RECORD = attrgetter("record")
+_BODY = attrgetter("body")
+_SERIALIZE = attrgetter("serialize")
 
-class LogsProtocol(RecordProtocol):
+
+class _Prototype:
+    """What every record of one file context and stream has in common, ready to be filled and serialized.
+
+    ``scope`` is a ``ScopeLogs`` holding one ``LogRecord`` (``record``) with
+    the shared attributes and severity; serializing the scope after setting
+    the record's own fields gives the record framed as a ``ScopeLogs``, so
+    that records of one resource joined are the serialization of one
+    ``ScopeLogs`` holding them all (repeated fields of concatenated messages
+    concatenate).
+    """
+
+    __slots__ = ("scope", "record", "body", "serialize")
+
+    def __init__(self, record: LogRecord) -> None:
+        self.scope = ScopeLogs()
+        self.record = self.scope.log_records.add()
+        self.record.CopyFrom(record)
+        self.body = self.record.body
+        self.serialize = self.scope.SerializeToString
+
+
+class LogsProtocol(HttpProtocol):
     """OTLP/HTTP logs: ``ExportLogsServiceRequest`` bodies, protobuf or JSON.
 
-    A record is its resource's attributes (JSON, the grouping key), a newline
-    and the serialized ``LogRecord``; ``build_body`` groups records by
-    resource into one request. ``interpret`` reads ``partial_success``: the
-    records the receiver rejected are counted (``rejected_events``) and logged,
-    as the OTLP specification says a client must not send them again.
+    A record is two parts: its resource's attributes (JSON, the grouping key)
+    and a ``ScopeLogs`` holding its ``LogRecord`` alone, serialized.
+    ``build_body`` groups records by resource, parses each group's joined
+    records as one ``ScopeLogs`` (in C) and serializes the request. ``interpret`` reads
+    ``partial_success``: the records the receiver rejected are counted
+    (``rejected_events``) and logged, as the OTLP specification says a
+    client must not send them again.
     """
 
     reads_answer = True
@@ -158,69 +193,120 @@ class LogsProtocol(RecordProtocol):
         self.content_type = "application/json" if encoding == "json" else "application/x-protobuf"
         self.severity_fields = severity_fields
         self._scope_version = logagent.__version__
-        #: file context -> (resource key, serialized record prototype per stream)
-        self._contexts: dict[Hashable, tuple[bytes, dict[str | None, bytes]]] = {}
+        #: file context -> (resource key, record prototype per stream)
+        self._contexts: dict[Hashable, tuple[bytes, dict[str | None, _Prototype]]] = {}
         self._log = structlog.get_logger(__name__)
         #: records the receiver reported as rejected in ``partial_success``
         self.rejected_events = 0
-        self._scratch = LogRecord()
 
-    def encode_event(self, event: LogEvent) -> bytes | None:
+    def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        """A run of one file's records: timestamps converted for the whole run, then per record two fields set and one serialization."""
+        if not events:
+            return [], 0
+        ctx = events[0].ctx
+        count = len(events)
+        nanos = None
+        if (
+            list(map(_CTX, events)).count(ctx) == count
+            and list(map(_FIELDS, events)).count(None) == count
+            and not any(map(_TRUNCATED, events))
+        ):
+            nanos = kubelet_nanos(list(map(_TIMESTAMP, events)))
+        if nanos is None:
+            return self._encode_each(events)
+        resource, prototypes = self._context(events[0])
+        observed = now_nanos()
+        streams = list(map(_STREAM, events))
+        of_stream = {stream: self._prototype(events[streams.index(stream)], prototypes, observed) for stream in set(streams)}
+        chosen = list(map(of_stream.__getitem__, streams))
+        records: list[bytes] = []
+        append = records.append
+        try:
+            for record, body, serialize, time_unix_nano, message in zip(
+                map(_RECORD, chosen), map(_BODY, chosen), map(_SERIALIZE, chosen), nanos, map(_MESSAGE, events)
+            ):
+                record.time_unix_nano = time_unix_nano
+                body.string_value = message
+                append(serialize())
+        except (TypeError, ValueError):  # no message, lone surrogates: repaired record by record
+            return self._encode_each(events)
+        parts: list[bytes] = [resource] * (2 * count)
+        parts[1::2] = records
+        return parts, 0
+
+    def _encode_each(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        """Record by record: per-record fields, truncated lines, repairs, timestamps of other forms."""
+        parts: list[bytes] = []
+        observed = now_nanos()
+        for event in events:
+            resource, prototypes = self._context(event)
+            prototype = self._prototype(event, prototypes, observed)
+            record = prototype.record
+            record.time_unix_nano = unix_nanos(event.timestamp) or 0
+            message = event.message
+            if not isinstance(message, str):
+                message = encode_text(event).decode("utf-8", "replace")
+            try:
+                prototype.body.string_value = message
+            except ValueError:  # lone surrogates from a line that is not UTF-8
+                prototype.body.string_value = message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            if event.truncated or event.fields:
+                scope = ScopeLogs()
+                own = scope.log_records.add()
+                own.CopyFrom(record)
+                self._per_record(event, own)
+                parts += (resource, scope.SerializeToString())
+            else:
+                parts += (resource, prototype.serialize())
+        return parts, 0
+
+    def _context(self, event: LogEvent) -> tuple[bytes, dict[str | None, _Prototype]]:
         entry = self._contexts.get(event.ctx)
         if entry is None:
             if len(self._contexts) >= _CACHE_LIMIT:
                 self._contexts.clear()
             entry = self._contexts[event.ctx] = (_encode(resource_attributes(event.get("kubernetes"))), {})
-        resource, prototypes = entry
+        return entry
+
+    def _prototype(self, event: LogEvent, prototypes: dict[str | None, _Prototype], observed: int) -> _Prototype:
         prototype = prototypes.get(event.stream)
         if prototype is None:
-            prototype = prototypes[event.stream] = self._prototype(event).SerializeToString()
-        # A common record sets only these three fields: a scratch message, set
-        # anew each time, saves building one per record.
-        plain = not event.truncated and not getattr(event, "fields", None)
-        record = self._scratch if plain else LogRecord()
-        record.time_unix_nano = unix_nanos(event.timestamp) or 0
-        record.observed_time_unix_nano = now_nanos()
-        try:
-            record.body.string_value = event.message
-        except ValueError:  # lone surrogates from a line that is not UTF-8
-            record.body.string_value = event.message.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        if not plain:
-            self._per_record(event, record)
-        # Two serialized messages one after the other parse as their merge:
-        # the prototype's attributes and severity, then this record's fields.
-        return resource + b"\n" + prototype + record.SerializeToString()
+            prototype = prototypes[event.stream] = _Prototype(self._shared_fields(event))
+        prototype.record.observed_time_unix_nano = observed
+        return prototype
 
-    def build_body(self, records: Sequence[bytes]) -> bytes:
-        request = self.build_request(records)
+    def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
+        yield self.build_body(parts)
+
+    def build_body(self, parts: Sequence[bytes]) -> bytes:
+        request = self.build_request(parts)
         if self.encoding == "json":
             return json_format.MessageToJson(request, use_integers_for_enums=True, indent=None).encode()
         return request.SerializeToString()
 
-    def build_request(self, records: Sequence[bytes]) -> ExportLogsServiceRequest:
+    def build_request(self, parts: Sequence[bytes]) -> ExportLogsServiceRequest:
+        """One ``ResourceLogs`` per resource, its records parsed from their joined serializations at once."""
+        resources: dict[bytes, list[bytes]] = {}
+        records = parts[1::2]
+        start = 0
+        for key, run in groupby(parts[0::2]):
+            end = start + len(list(run))
+            resources.setdefault(key, []).extend(records[start:end])
+            start = end
         request = ExportLogsServiceRequest()
-        scopes: dict[bytes, ScopeLogs] = {}
-        for item in records:
-            split = item.index(b"\n")
-            key = item[:split]
-            scope = scopes.get(key)
-            if scope is None:
-                scope = scopes[key] = self._scope(request, key)
-            scope.log_records.add().MergeFromString(memoryview(item)[split + 1 :])
+        for key, serialized in resources.items():
+            resource_logs = request.resource_logs.add()
+            resource = resource_logs.resource
+            resource.SetInParent()
+            for name, value in _decode(key):
+                resource.attributes.add(key=name).value.string_value = value
+            scope = resource_logs.scope_logs.add()
+            scope.MergeFromString(b"".join(serialized))
+            scope.scope.name = SCOPE_NAME
+            scope.scope.version = self._scope_version
         return request
 
-    def _scope(self, request: ExportLogsServiceRequest, key: bytes) -> ScopeLogs:
-        resource_logs = request.resource_logs.add()
-        resource = resource_logs.resource
-        resource.SetInParent()
-        for name, value in _decode(key):
-            resource.attributes.add(key=name).value.string_value = value
-        scope = resource_logs.scope_logs.add()
-        scope.scope.name = SCOPE_NAME
-        scope.scope.version = self._scope_version
-        return scope
-
-    def interpret(self, answer: bytes, records: Sequence[bytes]) -> Outcome | None:
+    def interpret(self, answer: bytes, parts: Sequence[bytes]) -> Outcome | None:
         rejected, message = parse_partial_success(answer, self.content_type)
         if rejected or message:
             self.rejected_events += rejected
@@ -228,17 +314,17 @@ class LogsProtocol(RecordProtocol):
                 "OTLP receiver rejected part of a request",
                 rejected_log_records=rejected,
                 error_message=message[:500],
-                records=len(records),
+                records=len(parts) // 2,
             )
         return None
 
-    def dead_letter_record(self, record: bytes) -> bytes:
-        """The record as OTLP JSON with its resource attributes (valid JSON)."""
-        key, _, serialized = record.partition(b"\n")
-        log_record = json_format.MessageToDict(LogRecord.FromString(serialized), use_integers_for_enums=True)
-        return _encode({"resource": dict(_decode(key)), "logRecord": log_record})
+    def record(self, parts: Sequence[bytes]) -> bytes:
+        """The record as OTLP JSON with its resource attributes (valid JSON), for the dead-letter file."""
+        (log_record,) = ScopeLogs.FromString(parts[1]).log_records
+        as_dict = json_format.MessageToDict(log_record, use_integers_for_enums=True)
+        return _encode({"resource": dict(_decode(parts[0])), "logRecord": as_dict})
 
-    def _prototype(self, event: LogEvent) -> LogRecord:
+    def _shared_fields(self, event: LogEvent) -> LogRecord:
         """What every record of this file context and stream has in common."""
         prototype = LogRecord()
         if event.stream is not None:
@@ -266,7 +352,7 @@ class LogsProtocol(RecordProtocol):
             record.attributes.add(key="logagent.truncated").value.bool_value = True
         # Fields a transform added to this record alone (parse_json keeps them in
         # ``LogEvent.fields``); without any, the prototype says everything.
-        if not getattr(event, "fields", None):
+        if not event.fields:
             return
         severity = self._severity(event)
         if severity is not None:
