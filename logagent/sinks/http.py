@@ -38,7 +38,8 @@ from logagent.queue import BatchQueue
 from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
-from logagent.sinks.compression import BodyBuilder, BodyPayload, StreamedBody
+from logagent.sinks.compression import BodyBuilder, StreamedBody
+from logagent.sinks.http_payload import BodyPayload
 from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
     AuthConfig,
