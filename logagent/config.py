@@ -21,7 +21,7 @@ import yaml
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.elasticsearch import ElasticsearchSinkConfig
-from logagent.sinks.http import HttpSinkConfig
+from logagent.sinks.http_config import HttpSinkConfig
 from logagent.sinks.loki import LokiSinkConfig
 from logagent.sinks.opentelemetry import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
