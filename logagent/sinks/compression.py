@@ -139,12 +139,14 @@ class BodyBuilder:
         """The body of the records in ``parts`` (about ``nbytes`` uncompressed), compressed as configured.
 
         Uncompressed and large, it is a :class:`StreamedBody` when the
-        protocol knows its size: written piece by piece, never whole in memory.
+        protocol knows its size: never whole in memory, its parts written
+        unjoined when they are the body (:meth:`HttpProtocol.body_parts`).
         """
         if self._compress is None:
             size = protocol.body_size(parts, nbytes) if nbytes >= APART_BYTES else None
             if size is not None:
-                return StreamedBody(partial(protocol.body_pieces, parts, PIECE_RECORDS), size)
+                pieces = partial(protocol.body_pieces, parts, PIECE_RECORDS)
+                return StreamedBody(pieces, size, protocol.body_parts(parts))
             return protocol.build_body(parts)  # one join, cheaper than a thread hop
         if nbytes < INLINE_BODY_BYTES:
             return self._compressed(protocol, parts)
@@ -165,6 +167,8 @@ class StreamedBody:
 
     pieces: Callable[[], Iterable[bytes]]
     size: int
+    #: when the body is exactly these parts one after another: written unjoined
+    parts: Sequence[bytes] | None = None
 
     def __len__(self) -> int:
         return self.size
