@@ -95,7 +95,7 @@ class Delivery:
         self.in_flight = 0
 
     async def deliver(self, request: RequestBatch) -> None:
-        """Send until every record is delivered or dead-lettered; then the request is finished.
+        """Send until every record is delivered or given up on; the sink then finishes the request.
 
         Parts of the request are sent in order: the whole request first; a 413
         replaces a part by its two halves; records a 2xx answer asks to retry
