@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 
@@ -97,3 +98,50 @@ async def test_a_large_body_over_tls_is_joined_and_arrives_whole(tls_receiver, p
     await run_sink(config, [feeder.batch(events)])
     assert [len(entry.body) > 256 * 1024 for entry in tls_receiver.accepted] == [True]
     assert delivered(tls_receiver) == feeder.sent and feeder.all_acked()
+
+
+class SlowReader:
+    """An HTTP/1.1 server that reads bodies a few KB at a time, so the client's socket fills up."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                body = bytearray()
+                while len(body) < length:
+                    body += await reader.read(min(8192, length - len(body)))
+                    await asyncio.sleep(0.0005)
+                self.bodies.append(bytes(body))
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+
+async def test_a_large_body_to_a_slow_reader_arrives_whole_through_a_real_connection():
+    server = SlowReader()
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)  # inherited by the accepted socket
+    listener.bind(("127.0.0.1", 0))
+    tcp = await asyncio.start_server(server.handle, sock=listener)
+    port = listener.getsockname()[1]
+    feeder = Feeder()
+    events = padded(feeder, 12000)  # ~8 MB in one request: more than the socket buffers hold
+    config = make_config(f"http://127.0.0.1:{port}/in", batch=BatchConfig(max_events=20000, timeout_secs=0.05))
+    try:
+        sink = await run_sink(config, [feeder.batch(events)])
+    finally:
+        tcp.close()
+        await tcp.wait_closed()
+    assert len(server.bodies) == 1 and len(server.bodies[0]) > 1_000_000
+    lines = [json.loads(line) for line in server.bodies[0].splitlines()]
+    assert [line["message"] for line in lines] == next(iter(feeder.sent.values()))
+    assert sink.events_sent == 12000 and feeder.all_acked()
