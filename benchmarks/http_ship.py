@@ -18,19 +18,25 @@ count of request body bytes as sent), and the agent's peak RSS; the ratios to
 the console sink of the same run are the figures to quote. ``--profile DIR``
 runs each http variant once more under py-spy (``--subprocesses``, raw
 collapsed stacks into DIR).
+
+A control row, "console, receiver busy", runs the console sink while a second
+receiver is kept busy by a client posting uncompressed ndjson, as the http
+runs keep theirs: on two cores the receiver's work slows the agent's own
+(shared caches, memory bandwidth), and this row shows by how much.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.agent_runs import Measured, run_once, snapshot_kubernetes
-from benchmarks.common import median, table
+from benchmarks.common import PYTHON, median, table
 from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
 from benchmarks.receivers import ReceiverProcess
 
@@ -41,6 +47,43 @@ SINKS = {
     "http gzip": HTTP % "gzip",
     "http zstd": HTTP % "zstd",
 }
+
+
+#: posts uncompressed ndjson bodies of ~9 MB to argv[1] until killed
+LOAD_CLIENT = """
+import http.client, sys, urllib.parse
+uri = urllib.parse.urlsplit(sys.argv[1])
+body = b'{"message":"%s","kubernetes":{"pod_name":"load"}}\\n' % (b"x" * 1700) * 5000
+connection = http.client.HTTPConnection(uri.hostname, uri.port)
+while True:
+    connection.request("POST", uri.path, body=body, headers={"Content-Type": "application/x-ndjson"})
+    connection.getresponse().read()
+"""
+CONTROL = "console, receiver busy"
+
+
+class BusyReceiver:
+    """A receiver of its own, kept busy by ``LOAD_CLIENT`` while a control run lasts."""
+
+    def __init__(self, workdir: Path) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.receiver = ReceiverProcess(workdir)
+        self.client: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> BusyReceiver:
+        self.client = subprocess.Popen([PYTHON, "-c", LOAD_CLIENT, self.receiver.uri])
+        seen = self.receiver.wait_for(1)  # the load is on before the agent starts
+        if not seen:
+            raise RuntimeError("the load client did not reach its receiver")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.client is not None
+        self.client.kill()
+        self.client.wait()
+
+    def stop(self) -> None:
+        self.receiver.stop()
 
 
 def run_one(workdir: Path, log_dir: Path, snapshot: Path, pipeline: str, tag: str,
@@ -66,12 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
-    receiver = None
+    receiver = busy = None
     try:
         tree, small, snapshot, records = build_inputs(workdir, args.lines)
         receiver = ReceiverProcess(workdir)
-        results: dict[str, list[Measured]] = {name: [] for name in SINKS}
-        wire: dict[str, list[int]] = {name: [] for name in SINKS}
+        busy = BusyReceiver(workdir / "busy")
+        results: dict[str, list[Measured]] = {name: [] for name in [*SINKS, CONTROL]}
+        wire: dict[str, list[int]] = {name: [] for name in [*SINKS, CONTROL]}
         startup: list[Measured] = []
         expected = 0
         for i in range(args.runs):
@@ -89,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
                     wire[name].append(receiver.bytes() - before)
                 m = results[name][-1]
                 print(f"run {i + 1} {name}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu {m.peak_rss_kib} KiB", file=sys.stderr)
+            with busy:
+                results[CONTROL].append(run_one(workdir, tree, snapshot, SINKS["console (/dev/null)"].format(),
+                                                f"{i}-control"))
+            m = results[CONTROL][-1]
+            print(f"run {i + 1} {CONTROL}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu", file=sys.stderr)
         if args.profile is not None:
             args.profile.mkdir(parents=True, exist_ok=True)
             for name, template in SINKS.items():
@@ -99,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if receiver is not None:
             receiver.stop()
+        if busy is not None:
+            busy.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     print(report(results, wire, startup, records, args.runs))
     return 0
@@ -109,16 +160,18 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], start
     wall_s, cpu_s = median([m.wall for m in startup]), median([m.cpu for m in startup])
     rows = []
     base: tuple[float, float] | None = None
+    control = records / median([m.cpu for m in results[CONTROL]]) if results.get(CONTROL) else None
     for name, ms in results.items():
         wall, cpu = median([m.wall for m in ms]), median([m.cpu for m in ms])
         per_cpu, steady = records / cpu, records / max(cpu - cpu_s, 1e-9)
         base = base or (per_cpu, steady)
         wire_bytes = f"{median(wire[name]) / records:.1f}" if wire[name] else "-"
         rows.append([name, per_cpu, f"{per_cpu / base[0]:.2f}", steady, f"{steady / base[1]:.2f}",
+                     f"{per_cpu / control:.2f}" if control else "-",
                      records / wall, wire_bytes, round(median([m.peak_rss_kib for m in ms]) / 1024)])
     head = (f"## HTTP shipping: {records:,} records (20 files, enriched, no filter); medians of {runs} runs\n\n")
     body = table(["sink", "lines/CPU-s", "vs console", "lines/CPU-s (steady)", "steady vs console",
-                  "wall records/s", "bytes/line on the wire", "peak RSS MiB"], rows)
+                  f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "peak RSS MiB"], rows)
     return (head + body + f"\n\nagent start-up (subtracted for 'steady'): {wall_s:.2f} s wall, {cpu_s:.2f} s CPU; "
             "every record counted by the receiver")
 

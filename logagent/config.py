@@ -21,7 +21,7 @@ import yaml
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.elasticsearch_config import ElasticsearchSinkConfig
-from logagent.sinks.http import HttpSinkConfig
+from logagent.sinks.http_config import HttpSinkConfig
 from logagent.sinks.loki_config import LokiSinkConfig
 from logagent.sinks.opentelemetry_config import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import ssl
+import subprocess
+import sys
 import time
 from email.utils import formatdate
 
@@ -231,3 +233,23 @@ def test_config_layer_reads_the_sink_and_prefixes_errors():
         parse_sink(YAML.replace("concurrency: 4", "concurrency: 0"), {"SHIP_TOKEN": "x"})
     with pytest.raises(config_module.ConfigError, match=r"sinks\.ship\.auth\.token_file"):
         parse_sink(YAML.replace('token: "${SHIP_TOKEN}"', 'token: a, token_file: /t'), {})
+
+
+def test_the_config_module_does_not_import_the_wire_libraries():
+    # A console-only agent must not load aiohttp or the compressors to read
+    # its config; they are imported by the sink itself, on first use.
+    code = (
+        "import sys, logagent.sinks.http_config as c\n"
+        "c.HttpSinkConfig(inputs=['a'], uri='http://x', compression='zstd', compression_level=3).validate()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'aiohttp', 'zstandard', 'isal'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_compressors_import_their_library_when_built():
+    from logagent.sinks.compression import make_compressor
+
+    for kind in ("gzip", "zstd"):
+        compress = make_compressor(kind)
+        assert compress is not None and compress([b"x" * 100]) != b"x" * 100

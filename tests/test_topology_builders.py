@@ -57,12 +57,6 @@ def _loaded_after(statement: str) -> set[str]:
     return set(json.loads(out))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="config.py imports the sink config Structs from the sink implementation modules; passes "
-    "once it imports them from light modules (sinks/*_config.py, HttpSinkConfig from sinks/http_config.py): "
-    "then drop this marker",
-)
 def test_importing_the_topology_loads_no_http_sink_module() -> None:
     loaded = _loaded_after("import logagent.topology")
     assert not loaded & set(HTTP_SINK_MODULES), sorted(loaded & set(HTTP_SINK_MODULES))

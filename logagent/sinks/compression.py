@@ -15,19 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal
-
-import zstandard
-from aiohttp.abc import AbstractStreamWriter
-from aiohttp.payload import Payload
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from logagent.sinks.http_protocol import HttpProtocol
-
-try:  # ISA-L: the same gzip format, several times faster than zlib
-    from isal import isal_zlib
-except ImportError:  # pragma: no cover - a platform without isal wheels
-    isal_zlib = None
 
 Compression = Literal["none", "gzip", "zstd"]
 
@@ -55,10 +46,24 @@ WORKER_THREADS = 2
 Compressor = Callable[[Iterable[bytes]], bytes]
 
 
+def _isal_zlib() -> Any | None:
+    """ISA-L's zlib module (the same gzip format, several times faster than zlib), if installed.
+
+    Imported when a gzip sink is built, not with this module: a config
+    without one does not pay for it at start-up.
+    """
+    try:
+        from isal import isal_zlib
+    except ImportError:  # pragma: no cover - a platform without isal wheels
+        return None
+    return isal_zlib
+
+
 def gzip_compressor(level: int) -> Compressor:
     # wbits 31: a gzip member, written with a zero mtime, so a retried body
     # is byte-identical.
-    if isal_zlib is not None and level <= ISAL_MAX_LEVEL:
+    isal_zlib = _isal_zlib() if level <= ISAL_MAX_LEVEL else None
+    if isal_zlib is not None:
         new = partial(isal_zlib.compressobj, level, isal_zlib.DEFLATED, 31)
     else:
         new = partial(zlib.compressobj, level, zlib.DEFLATED, 31)
@@ -75,6 +80,8 @@ def gzip_compressor(level: int) -> Compressor:
 def zstd_compressor(level: int) -> Compressor:
     # A ZstdCompressor must not be used by two threads at once: one per
     # thread, reused (a new one per body costs ~13% of the compression time).
+    import zstandard  # here, not at module import: only zstd sinks need it
+
     local = threading.local()
 
     def compress(pieces: Iterable[bytes]) -> bytes:
@@ -132,12 +139,14 @@ class BodyBuilder:
         """The body of the records in ``parts`` (about ``nbytes`` uncompressed), compressed as configured.
 
         Uncompressed and large, it is a :class:`StreamedBody` when the
-        protocol knows its size: written piece by piece, never whole in memory.
+        protocol knows its size: never whole in memory, its parts written
+        unjoined when they are the body (:meth:`HttpProtocol.body_parts`).
         """
         if self._compress is None:
             size = protocol.body_size(parts, nbytes) if nbytes >= APART_BYTES else None
             if size is not None:
-                return StreamedBody(partial(protocol.body_pieces, parts, PIECE_RECORDS), size)
+                pieces = partial(protocol.body_pieces, parts, PIECE_RECORDS)
+                return StreamedBody(pieces, size, protocol.body_parts(parts))
             return protocol.build_body(parts)  # one join, cheaper than a thread hop
         if nbytes < INLINE_BODY_BYTES:
             return self._compressed(protocol, parts)
@@ -158,44 +167,8 @@ class StreamedBody:
 
     pieces: Callable[[], Iterable[bytes]]
     size: int
+    #: when the body is exactly these parts one after another: written unjoined
+    parts: Sequence[bytes] | None = None
 
     def __len__(self) -> int:
         return self.size
-
-
-class BodyPayload(Payload):
-    """A request body for aiohttp, written in the fewest socket sends and copies.
-
-    A small body goes out with the headers in one send: each send on a busy
-    node costs far more than copying a small body. A large body (``APART_BYTES``
-    and more) is written after the headers rather than joined with them, which
-    would copy all of it once more (Python < 3.12.9); a :class:`StreamedBody`
-    is written piece by piece, each write waiting while the socket is behind.
-    Unlike aiohttp's ``BytesPayload`` it does not warn about bodies over 1 MiB.
-    """
-
-    _value: bytes | StreamedBody
-
-    def __init__(self, value: bytes | StreamedBody) -> None:
-        super().__init__(value, content_type=None)
-        self._size = len(value)
-
-    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
-        value = self._value
-        raw = value if isinstance(value, bytes) else b"".join(value.pieces())
-        return raw.decode(encoding, errors)
-
-    async def write(self, writer: AbstractStreamWriter) -> None:
-        await self.write_with_length(writer, None)
-
-    async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
-        value = self._value
-        if isinstance(value, StreamedBody):
-            for piece in value.pieces():
-                await writer.write(piece)
-            return
-        if content_length is not None:
-            value = value[:content_length]
-        if len(value) >= APART_BYTES:
-            await writer.write(b"")  # the headers alone
-        await writer.write(value)

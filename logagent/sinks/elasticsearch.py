@@ -9,20 +9,20 @@ With several ``endpoints``, each request goes to the one an
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
+
+import structlog
 
 from logagent.sinks.backend import BackendSink
+from logagent.sinks.compression import BodyBuilder, StreamedBody
+from logagent.sinks.dead_letter import DeadLetterFile
 from logagent.sinks.elasticsearch_bulk import BulkProtocol
 from logagent.sinks.elasticsearch_config import Action, BulkConfig, DataStreamNames, ElasticsearchSinkConfig
 from logagent.sinks.endpoints import EndpointPool
-from logagent.sinks.http import _Rejected, _Retry
 from logagent.sinks.http_config import HttpSinkConfig, redact_uri
+from logagent.sinks.http_delivery import Delivery, Rejected, RetryLater
 from logagent.sinks.http_protocol import Outcome
 
 __all__ = ["Action", "BulkConfig", "DataStreamNames", "ElasticsearchSink", "ElasticsearchSinkConfig"]
-
-#: the endpoint the current task's request goes to (each lane worker is its own task)
-_ENDPOINT: ContextVar[int] = ContextVar("logagent_elasticsearch_endpoint", default=0)
 
 
 class ElasticsearchSink(BackendSink):
@@ -33,50 +33,60 @@ class ElasticsearchSink(BackendSink):
         self.backend_config = config
         action: Action = "create" if config.mode == "data_stream" else config.bulk.action
         protocol = BulkProtocol(config.index_template(), action, data_stream=config.mode == "data_stream")
+        distribution = config.distribution
+        self.endpoints = EndpointPool(
+            [redact_uri(uri) for uri in config.uris],
+            distribution.retry_initial_backoff_secs,
+            distribution.retry_max_duration_secs,
+        )
         super().__init__(component_id, config.http_config(config.uri), protocol, data_dir=data_dir)
-        uris = config.uris
-        self._configs = [self._configs[0], *(config.http_config(uri) for uri in uris[1:])]
+
+    def _new_delivery(self, config: HttpSinkConfig, log: structlog.typing.FilteringBoundLogger) -> Delivery:
+        return BulkDelivery(config, self.protocol, self._bodies, self.dead_letter, log,
+                            self.backend_config.uris, self.endpoints)
+
+
+class BulkDelivery(Delivery):
+    """Sends each attempt to the endpoint the pool chooses, and tells the pool how it went."""
+
+    def __init__(
+        self,
+        config: HttpSinkConfig,
+        protocol: BulkProtocol,
+        bodies: BodyBuilder,
+        dead_letter: DeadLetterFile | None,
+        log: structlog.typing.FilteringBoundLogger,
+        uris: list[str],
+        endpoints: EndpointPool,
+    ) -> None:
+        super().__init__(config, protocol, bodies, dead_letter, log)
+        self._uris = uris
+        self._endpoints = endpoints
         for uri in uris[1:]:
             self._redactor.add_uri_credentials(uri)
         self._uri_for_logs = ", ".join(redact_uri(uri) for uri in uris)
-        distribution = config.distribution
-        self.endpoints = EndpointPool(
-            [redact_uri(uri) for uri in uris], distribution.retry_initial_backoff_secs, distribution.retry_max_duration_secs
-        )
 
-    # The HTTP machinery reads ``self.config.uri`` for each attempt; here it is
-    # the URI of the endpoint chosen for the request the current task sends.
-    @property  # type: ignore[override]
-    def config(self) -> HttpSinkConfig:
-        return self._configs[_ENDPOINT.get()]
-
-    @config.setter
-    def config(self, value: HttpSinkConfig) -> None:
-        self._configs = [value]
-
-    async def _send_once(self, body, parts: list[bytes]) -> Outcome | None:  # type: ignore[no-untyped-def]
+    async def _send_once(self, body: bytes | StreamedBody, parts: list[bytes]) -> Outcome | None:
         if isinstance(body, bytes) and not body:
             # every record of the request was refused (its index could not be
             # rendered): Elasticsearch would answer 400 to an empty body
-            return self.protocol.interpret(b'{"errors":false,"items":[]}', parts)
-        if len(self._configs) == 1:
-            return await super()._send_once(body, parts)
-        endpoint = self.endpoints.choose()
-        token = _ENDPOINT.set(endpoint.index)
+            return self._protocol.interpret(b'{"errors":false,"items":[]}', parts)
+        if len(self._uris) == 1:
+            return await self._send_to(self._uris[0], body, parts)
+        endpoint = self._endpoints.choose()
         healthy: bool | None = None  # no verdict if the request is cancelled
         reachable = True
         try:
-            outcome = await super()._send_once(body, parts)
+            outcome = await self._send_to(self._uris[endpoint.index], body, parts)
             healthy = True
             return outcome
-        except _Retry as retry:
+        except RetryLater as retry:
             reachable = retry.reason not in ("connection", "timeout")
             # an answer other than 5xx (a 429, an expired token) came from a working node
             healthy = reachable and not retry.reason.startswith("http_5")
             raise
-        except _Rejected:
+        except Rejected:
             healthy = True
             raise
         finally:
-            _ENDPOINT.reset(token)
-            self.endpoints.done(endpoint, healthy, reachable)
+            self._endpoints.done(endpoint, healthy, reachable)

@@ -7,14 +7,11 @@ requests one at a time, so at most ``request.concurrency`` requests are in
 flight and records of one file never overtake each other. Bodies are built and
 compressed off the event loop (:mod:`logagent.sinks.compression`).
 
-A request is retried with exponential backoff and full jitter on connection
-errors, timeouts, 408, 429 and 5xx (``Retry-After`` is honoured), without limit
-unless ``retry.max_attempts`` is set. A 413 splits the request in halves, down
-to single records. A record rejected for good (any other answer, a single
-record still too large, retries exhausted) is written to the dead-letter file
-(:mod:`logagent.sinks.dead_letter`), counted and logged (rate-limited), and
-then released like a delivered one. Input batches are released only when
-every request holding their events is finished; on cancellation nothing
+Each request is sent by :class:`~logagent.sinks.http_delivery.Delivery` until
+every record is delivered or given up on (retries with backoff and
+``Retry-After``, 413 splits, the dead-letter file). A record given up on is
+released like a delivered one. Input batches are released only when every
+request holding their events is finished; on cancellation nothing
 unacknowledged is released.
 
 Protocol-specific sinks reuse all of this with their own
@@ -25,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 
 import aiohttp
@@ -33,12 +30,10 @@ import structlog
 
 from logagent.acks import Batch
 from logagent.event import LogEvent
-from logagent.observe.ratelimit import RateLimiter
 from logagent.queue import BatchQueue
-from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
 from logagent.sinks.base import Sink
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
-from logagent.sinks.compression import BodyBuilder, BodyPayload, StreamedBody
+from logagent.sinks.compression import BodyBuilder
 from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
 from logagent.sinks.http_config import (
     AuthConfig,
@@ -47,10 +42,9 @@ from logagent.sinks.http_config import (
     RequestConfig,
     RetryConfig,
     TlsConfig,
-    redact_uri,
 )
-from logagent.sinks.http_protocol import HttpProtocol, Outcome, protocol_for
-from logagent.sinks.retry import Backoff, is_retryable_status, parse_retry_after
+from logagent.sinks.http_delivery import Delivery
+from logagent.sinks.http_protocol import HttpProtocol, protocol_for
 from logagent.sinks.tls import build_ssl_context
 
 __all__ = [
@@ -62,30 +56,6 @@ __all__ = [
     "RetryConfig",
     "TlsConfig",
 ]
-
-#: Each kind of failure is logged when first seen, then at most this often.
-RETRY_LOG_INTERVAL_SECS = 60.0
-DROP_LOG_INTERVAL_SECS = 300.0
-#: How much of a rejected request's answer is logged.
-_ANSWER_SNIPPET_BYTES = 200
-
-
-class _Retry(Exception):
-    def __init__(self, reason: str, delay: float | None = None, detail: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.delay = delay
-        self.detail = detail
-
-
-class _Rejected(Exception):
-    """An answer that resending the same body cannot change."""
-
-    def __init__(self, reason: str, status: int | None, snippet: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-        self.snippet = snippet
 
 
 class HttpSink(Sink):
@@ -109,33 +79,16 @@ class HttpSink(Sink):
         config.validate()
         self.config = config
         self.protocol = protocol or protocol_for(config.encoding)
-        self._redactor = Redactor()
-        self._redactor.add_uri_credentials(config.uri)
-        self._credentials = Credentials(config.auth, self._redactor)
-        self._backoff = Backoff(config.retry.initial_backoff_secs, config.retry.max_backoff_secs)
-        self._log = structlog.get_logger().bind(component_id=component_id, component_type=self.kind)
-        self._uri_for_logs = redact_uri(config.uri)
         self._session: aiohttp.ClientSession | None = None
-        self._log_limiter = RateLimiter()
         self._bodies = BodyBuilder(component_id, config.compression, config.compression_level)
         self.dead_letter = (
             DeadLetterFile(dead_letter_path(data_dir, component_id), config.dead_letter.max_bytes)
             if data_dir is not None
             else None
         )
-        # Counters for metrics.
-        self.events_sent = 0
-        self.bytes_sent = 0
-        self.requests: Counter[str] = Counter()  # by status class: 2xx, 4xx, 5xx, error...
+        log = structlog.get_logger().bind(component_id=component_id, component_type=self.kind)
+        self._delivery = self._new_delivery(config, log)
         self.events_in = 0
-        self.retries: Counter[str] = Counter()  # by reason: timeout, connection, http_503 ...
-        #: events given up on, by reason (http_400, http_413, retries_exhausted, unencodable ...)
-        self.dropped_events: Counter[str] = Counter()
-        #: of those, the events written to the dead-letter file, by reason
-        self.dead_lettered_events: Counter[str] = Counter()
-        #: requests split in halves after a 413
-        self.splits = 0
-        self.in_flight = 0
         lanes = config.request.concurrency
         self._router = KeyRouter(lanes)
         self._batchers = [
@@ -143,12 +96,57 @@ class HttpSink(Sink):
                 lane,
                 config.batch.max_events,
                 config.batch.max_bytes,
-                self.dropped_events,
+                self._delivery.dropped_events,
                 self.protocol,
             )
             for lane in range(lanes)
         ]
         self._lanes: list[asyncio.Queue[RequestBatch | None]] = [asyncio.Queue(maxsize=1) for _ in range(lanes)]
+
+    # -- counters, for the metrics (kept by the delivery) -------------------
+
+    def _new_delivery(self, config: HttpSinkConfig, log: structlog.typing.FilteringBoundLogger) -> Delivery:
+        """The delivery of this sink's requests (the elasticsearch sink spreads them over endpoints)."""
+        return Delivery(config, self.protocol, self._bodies, self.dead_letter, log)
+
+    @property
+    def events_sent(self) -> int:
+        return self._delivery.events_sent
+
+    @property
+    def bytes_sent(self) -> int:
+        """Body bytes (as sent, compressed) of requests answered with a 2xx."""
+        return self._delivery.bytes_sent
+
+    @property
+    def requests(self) -> Counter[str]:
+        """Requests by status class: ``2xx``, ``4xx``, ``5xx``, ``error`` (no answer)."""
+        return self._delivery.requests
+
+    @property
+    def retries(self) -> Counter[str]:
+        """Retried attempts by reason: ``timeout``, ``connection``, ``http_503``, ``records`` ..."""
+        return self._delivery.retries
+
+    @property
+    def dropped_events(self) -> Counter[str]:
+        """Events given up on, by reason: ``http_400``, ``http_413``, ``retries_exhausted``, ``unencodable`` ..."""
+        return self._delivery.dropped_events
+
+    @property
+    def dead_lettered_events(self) -> Counter[str]:
+        """Of ``dropped_events``, those written to the dead-letter file, by reason."""
+        return self._delivery.dead_lettered_events
+
+    @property
+    def splits(self) -> int:
+        """Requests (or parts of one) split in halves after a 413."""
+        return self._delivery.splits
+
+    @property
+    def in_flight(self) -> int:
+        """Requests waiting for an answer."""
+        return self._delivery.in_flight
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -162,12 +160,13 @@ class HttpSink(Sink):
             auto_decompress=True,
             raise_for_status=False,
         )
+        self._delivery.session = self._session
 
     async def stop(self) -> None:
         self._bodies.close()
         if self._session is not None:
             await self._session.close()
-            self._session = None
+            self._session = self._delivery.session = None
 
     async def run(self, inbox: BatchQueue) -> None:
         if self._session is None:
@@ -253,202 +252,7 @@ class HttpSink(Sink):
             request = await queue.get()
             if request is None:
                 return
-            await self._deliver(request)
+            await self._delivery.deliver(request)
             for key, events in request.keys.items():
                 self._router.finished(key, events)
             request.finish()
-
-    async def _deliver(self, request: RequestBatch) -> None:
-        """Send until every record is delivered or dead-lettered; then the request is finished.
-
-        Parts of the request are sent in order: the whole request first; a 413
-        replaces a part by its two halves; records a 2xx answer asks to retry
-        come back as a part of their own after a backoff.
-        """
-        per = self.protocol.parts_per_record
-        pending: deque[list[bytes]] = deque([request.parts])
-        request.parts = []
-        nbytes: int | None = request.nbytes  # known for the whole request only
-        record_retries = 0
-        while pending:
-            parts = pending.popleft()
-            try:
-                outcome = await self._send_part(parts, request, nbytes)
-            except _Rejected as rejected:
-                count = len(parts) // per
-                if rejected.status == 413 and count > 1:
-                    half = count // 2 * per
-                    pending.extendleft((parts[half:], parts[:half]))
-                    self.splits += 1
-                    continue
-                self._give_up(parts, rejected)
-                continue
-            finally:
-                nbytes = None
-            if outcome is None:
-                self.events_sent += len(parts) // per
-                continue
-            retry = self._apply_outcome(parts, outcome)
-            if retry:
-                record_retries += 1
-                self.retries["records"] += 1
-                await asyncio.sleep(self._backoff.delay(record_retries))
-                pending.appendleft(retry)
-
-    def _apply_outcome(self, parts: list[bytes], outcome: Outcome) -> list[bytes]:
-        """Dead-letter what the answer rejected; returns the parts of the records to retry."""
-        per = self.protocol.parts_per_record
-        by_reason: dict[str, list[bytes]] = {}
-        for index, reason in outcome.dead_letter:
-            by_reason.setdefault(reason, []).extend(parts[index * per : (index + 1) * per])
-        for reason, rejected in by_reason.items():
-            self._give_up(rejected, _Rejected(reason, None, ""))
-        self.events_sent += len(parts) // per - len(outcome.retry) - len(outcome.dead_letter)
-        return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
-
-    async def _send_part(self, parts: list[bytes], request: RequestBatch, nbytes: int | None) -> Outcome | None:
-        """Send one body until answered for good: its outcome, or ``_Rejected``."""
-        if nbytes is None:
-            nbytes = sum(map(len, parts))
-        body = await self._bodies.build(self.protocol, parts, nbytes)
-        max_attempts = self.config.retry.max_attempts
-        attempts = 0
-        while True:
-            attempts += 1
-            request.attempts += 1
-            try:
-                outcome = await self._send_once(body, parts)
-            except _Retry as retry:
-                if max_attempts is not None and attempts >= max_attempts:
-                    raise _Rejected("retries_exhausted", None, retry.reason) from None
-                self.retries[retry.reason] += 1
-                delay = retry.delay if retry.delay is not None else self._backoff.delay(attempts)
-                self._log_limited(
-                    f"retry:{retry.reason}",
-                    RETRY_LOG_INTERVAL_SECS,
-                    "warning",
-                    "http request failed, retrying",
-                    reason=retry.reason,
-                    detail=retry.detail,
-                    delay_secs=round(delay, 3),
-                    uri=self._uri_for_logs,
-                )
-                await asyncio.sleep(delay)
-                continue
-            self.bytes_sent += len(body)
-            return outcome
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": self.protocol.content_type}
-        headers.update(self.config.request.headers)
-        if self._bodies.content_encoding is not None:
-            headers["Content-Encoding"] = self._bodies.content_encoding
-        try:
-            authorization = self._credentials.header()
-        except CredentialsUnavailable as exc:
-            raise _Retry("credentials_unavailable", detail=str(exc)) from None
-        if authorization is not None:
-            headers["Authorization"] = authorization
-        return headers
-
-    async def _send_once(self, body: bytes | StreamedBody, parts: list[bytes]) -> Outcome | None:
-        """One attempt: the outcome of a 2xx, or raises ``_Retry`` or ``_Rejected``."""
-        assert self._session is not None, "start() was not called"
-        headers = self._headers()
-        sent_authorization = headers.get("Authorization")
-        self.in_flight += 1
-        try:
-            async with self._session.request(
-                self.config.method.upper(),
-                self.config.uri,
-                data=BodyPayload(body),
-                headers=headers,
-                allow_redirects=False,
-            ) as response:
-                status = response.status
-                if 200 <= status <= 299:
-                    answer = await response.read()
-                    self.requests["2xx"] += 1
-                    return self._interpret(answer, parts) if self.protocol.reads_answer else None
-                self.requests[f"{status // 100}xx"] += 1
-                answer = await response.content.read(4096)
-                retry_after = response.headers.get("Retry-After")
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            self.requests["error"] += 1
-            reason = "timeout" if isinstance(exc, asyncio.TimeoutError) else "connection"
-            raise _Retry(reason, detail=self._describe(exc)) from None
-        finally:
-            self.in_flight -= 1
-        snippet = self._redactor.redact(answer[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace"))
-        if is_retryable_status(status):
-            raise _Retry(f"http_{status}", delay=parse_retry_after(retry_after), detail=snippet)
-        if status == 401 and self._credentials.from_file and self._token_changed(sent_authorization):
-            raise _Retry("token_rotated", delay=0.0)
-        raise _Rejected(f"http_{status}", status, snippet)
-
-    def _interpret(self, answer: bytes, parts: list[bytes]) -> Outcome | None:
-        """The protocol's verdict on a 2xx; an answer it cannot read counts as all delivered (logged)."""
-        try:
-            return self.protocol.interpret(answer, parts)
-        except Exception as exc:  # noqa: BLE001 - a protocol bug must not stop the sink
-            snippet = answer[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace")
-            self._log_limited(
-                "interpret",
-                DROP_LOG_INTERVAL_SECS,
-                "error",
-                "unreadable 2xx answer, records taken as delivered",
-                error=self._describe(exc),
-                answer=self._redactor.redact(snippet),
-            )
-            return None
-
-    def _token_changed(self, sent: str | None) -> bool:
-        try:
-            return self._credentials.header() != sent
-        except CredentialsUnavailable:
-            return False
-
-    def _describe(self, exc: BaseException) -> str:
-        text = str(exc)
-        name = type(exc).__name__
-        return self._redactor.redact(f"{name}: {text}" if text else name)
-
-    def _give_up(self, parts: list[bytes], rejected: _Rejected) -> None:
-        """Count, dead-letter and log records rejected for good; they then count as finished."""
-        reason = rejected.reason
-        per = self.protocol.parts_per_record
-        records = [self.protocol.record(parts[i : i + per]) for i in range(0, len(parts), per)]
-        self.dropped_events[reason] += len(records)
-        written_to: str | None = None
-        failure: str | None = None
-        if self.dead_letter is not None:
-            try:
-                self.dead_letter.write(records, reason)
-            except OSError as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-            else:
-                self.dead_lettered_events[reason] += len(records)
-                written_to = str(self.dead_letter.path)
-        self._log_limited(
-            f"drop:{reason}",
-            DROP_LOG_INTERVAL_SECS,
-            "error",
-            "http request rejected, records dead-lettered" if written_to else "http request rejected, records dropped",
-            reason=reason,
-            status=rejected.status,
-            answer=rejected.snippet,
-            events=len(records),
-            dead_letter=written_to,
-            dead_letter_error=failure,
-            uri=self._uri_for_logs,
-        )
-
-    def _log_limited(self, kind: str, interval: float, level: str, message: str, **fields: object) -> None:
-        """Log the first occurrence of a kind, then at most once per ``interval``.
-
-        Counters tell how often it happened; ``suppressed`` says how many
-        occurrences since the previous line were not logged.
-        """
-        suppressed = self._log_limiter.admit(kind, interval)
-        if suppressed is not None:
-            getattr(self._log, level)(message, suppressed=suppressed, **fields)
