@@ -57,6 +57,9 @@ class AgentProcess:
         self.stderr_path = stderr_path or config.with_name(f"agent-{time.monotonic_ns()}.stderr")
         self._stderr = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(args, stdout=stdout, stderr=self._stderr, cwd=REPO)
+        self._stdout = stdout
+        #: bytes of a record the last kill -9 cut short in the output file (removed)
+        self.torn_bytes = 0
 
     @property
     def pid(self) -> int:
@@ -88,6 +91,8 @@ class AgentProcess:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
         self._stderr.close()
+        self.torn_bytes = drop_torn_record(self._stdout)
+
 
     def wait(self, timeout: float = 60.0) -> int:
         try:
@@ -100,6 +105,34 @@ class AgentProcess:
             self.proc.kill()
             self.proc.wait(timeout=10)
         self._stderr.close()
+
+
+def drop_torn_record(stdout: IO[bytes] | int) -> int:
+    """Cut a record a kill -9 left half-written at the end of an output file; returns its length.
+
+    Linux stops a large write to a regular file at a page boundary when a
+    fatal signal arrives, so the killed agent's last record can end mid-way.
+    It was never acknowledged (the console sink acknowledges after the write
+    returns), so the next agent writes it again whole; the fragment is not a
+    record, and the next agent's output must not be glued to it.
+    """
+    if isinstance(stdout, int) or not hasattr(stdout, "fileno"):
+        return 0
+    fd = stdout.fileno()
+    path = f"/proc/self/fd/{fd}"
+    if not os.path.isfile(path):
+        return 0
+    with open(path, "rb") as output:  # the test's handle may be write-only
+        size = output.seek(0, os.SEEK_END)
+        window = min(size, 1 << 20)
+        output.seek(size - window)
+        tail = output.read(window)
+    if not tail or tail.endswith(b"\n"):
+        return 0
+    cut = size - window + tail.rfind(b"\n") + 1
+    os.ftruncate(fd, cut)
+    os.lseek(fd, cut, os.SEEK_SET)  # shared with the next child when not opened for append
+    return size - cut
 
 
 def rss_kib(pid: int) -> int:
