@@ -6,8 +6,8 @@ Run from the repository root::
 
 The CRI tree of ``throughput.py`` (20 pod files, enrichment from an offline
 snapshot) is shipped by ``logagent run --once`` four ways, interleaved in
-every run: the ``http`` sink (ndjson, to ``tests.receiver``) and each backend
-sink to ``tests.backend_receivers`` of its kind (an Elasticsearch-like
+every run: the ``http`` sink (ndjson, to ``receivers.ndjson``) and each backend
+sink to ``receivers.backends`` of its kind (an Elasticsearch-like
 ``_bulk`` answer with one item per record, Loki's 204, an OTLP
 ``ExportLogsServiceResponse``), each receiver its own process. Compression
 off everywhere. The figure is lines per agent CPU-second (start-up
@@ -32,14 +32,14 @@ from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
 from benchmarks.receivers import ReceiverProcess
 
 SINKS = {
-    "http ndjson": ("tests.receiver", [], "sinks:\n  out: {{type: http, inputs: [pods], uri: '{base}/logs'}}\n"),
-    "elasticsearch": ("tests.backend_receivers", ["--kind", "elasticsearch"],
+    "http ndjson": ("receivers.ndjson", [], "sinks:\n  out: {{type: http, inputs: [pods], uri: '{base}/logs'}}\n"),
+    "elasticsearch": ("receivers.backends", ["--kind", "elasticsearch"],
                       "sinks:\n  out: {{type: elasticsearch, inputs: [pods], endpoints: ['{base}'],"
                       " bulk: {{index: 'logs-{{{{ kubernetes.pod_namespace }}}}-%Y.%m.%d'}}}}\n"),
-    "loki": ("tests.backend_receivers", ["--kind", "loki"],
+    "loki": ("receivers.backends", ["--kind", "loki"],
              "sinks:\n  out: {{type: loki, inputs: [pods], endpoint: '{base}',"
              " labels: {{namespace: '{{{{ kubernetes.pod_namespace }}}}', container: '{{{{ kubernetes.container_name }}}}'}}}}\n"),
-    "opentelemetry": ("tests.backend_receivers", ["--kind", "opentelemetry"],
+    "opentelemetry": ("receivers.backends", ["--kind", "opentelemetry"],
                       "sinks:\n  out: {{type: opentelemetry, inputs: [pods], uri: '{base}/v1/logs'}}\n"),
 }
 

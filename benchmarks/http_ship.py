@@ -7,7 +7,7 @@ Run from the repository root::
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
 --once`` four ways, interleaved in every run: to the console sink writing to
-/dev/null, and to ``tests.receiver`` (its own process, on 127.0.0.1) with the
+/dev/null, and to ``receivers.ndjson`` (its own process, on 127.0.0.1) with the
 http sink as ndjson, uncompressed, gzip and zstd (default levels). ``--once``
 returns after every record was acknowledged (a 2xx), and the receiver's own
 count is checked against the number of records. Reported per sink (medians of

@@ -1,6 +1,6 @@
 """HTTP receivers of the shipping benchmarks, each in its own process on 127.0.0.1.
 
-``tests.receiver`` (ndjson, the ``http`` sink) and ``tests.backend_receivers``
+``receivers.ndjson`` (ndjson, the ``http`` sink) and ``receivers.backends``
 (Elasticsearch ``_bulk``, Loki push, OTLP logs) print ``records=N bytes=M``
 every ``--interval`` seconds; these counts tell the benchmark that every record
 arrived and how many bytes went over the wire.
@@ -27,7 +27,7 @@ def free_port() -> int:
 class ReceiverProcess:
     """``python -m <module> --port P --interval 0.2 [args]``, reporting its accepted-record count."""
 
-    def __init__(self, workdir: Path, module: str = "tests.receiver", args: Sequence[str] = (),
+    def __init__(self, workdir: Path, module: str = "receivers.ndjson", args: Sequence[str] = (),
                  name: str = "receiver") -> None:
         self.name = name
         self.port = free_port()
@@ -42,7 +42,7 @@ class ReceiverProcess:
                 raise RuntimeError(f"the {name} did not start")
             time.sleep(0.05)
         self.base = f"http://127.0.0.1:{self.port}"
-        #: where the ``http`` sink posts to ``tests.receiver``
+        #: where the ``http`` sink posts to ``receivers.ndjson``
         self.uri = f"{self.base}/logs"
 
     def _last(self, key: bytes) -> int:

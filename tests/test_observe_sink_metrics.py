@@ -24,8 +24,8 @@ from logagent.observe.health import start_api_server
 from logagent.observe.metrics import build_registry
 from logagent.sinks.dead_letter import dead_letter_path
 from logagent.topology import Topology
-from tests.backend_receivers import BackendReceiver
-from tests.receiver import Receiver
+from receivers.backends import BackendReceiver
+from receivers.ndjson import Receiver
 
 NODE = "node-a"
 UID = "11111111-2222-4333-8444-555555555555"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.agent_process import AgentProcess, offline_config, rss_kib
 from tests.logwriter import LogWriter, SeqTracker
-from tests.receiver import Receiver
+from receivers.ndjson import Receiver
 
 LINE_BYTES = 120
 TOKEN = "s3cr3t-token-value-never-logged"

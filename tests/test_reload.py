@@ -388,7 +388,7 @@ async def test_reloads_keep_the_pod_watch_and_start_and_stop_the_namespace_watch
 async def test_reload_during_an_http_outage_loses_nothing(tmp_path: Path) -> None:
     import asyncio
 
-    from tests.receiver import Receiver
+    from receivers.ndjson import Receiver
     from tests.test_process_http import TOKEN, http_sink
 
     receiver = Receiver()

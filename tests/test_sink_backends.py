@@ -17,7 +17,7 @@ from logagent.sinks.dead_letter import dead_letter_path
 from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
 from logagent.sinks.loki import LokiSink, LokiSinkConfig
 from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
-from tests.backend_receivers import BackendReceiver, bulk_pairs, otlp_request
+from receivers.backends import BackendReceiver, bulk_pairs, otlp_request
 from tests.test_sink_http import run_sink
 
 FAST = {"retry": RetryConfig(initial_backoff_secs=0.01, max_backoff_secs=0.05),

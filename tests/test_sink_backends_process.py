@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_process import offline_config
-from tests.backend_receivers import BackendReceiver, bulk_pairs, otlp_request
+from receivers.backends import BackendReceiver, bulk_pairs, otlp_request
 from tests.logwriter import format_line, pod_dir_name
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from logagent.sinks.elasticsearch import ElasticsearchSink
 from logagent.sinks.endpoints import FAILURES_TO_TRIP, EndpointPool
 from logagent.sinks.http_config import BatchConfig, RequestConfig
 from logagent.sinks.elasticsearch_config import ElasticsearchSinkConfig
-from tests.backend_receivers import bulk_pairs
+from receivers.backends import bulk_pairs
 from tests.test_sink_backends import FAST, Acks, context, events_of, make, servers  # noqa: F401 - the fixture
 from tests.test_sink_http import run_sink
 

@@ -20,7 +20,7 @@ from logagent.queue import BatchQueue
 from logagent.sinks.auth import Redactor
 from logagent.sinks.http import HttpSink, HttpSinkConfig
 from logagent.sinks.http_config import AuthConfig, BatchConfig, RequestConfig, RetryConfig, TlsConfig
-from tests.receiver import Receiver
+from receivers.ndjson import Receiver
 
 TEST_TIMEOUT = 30
 

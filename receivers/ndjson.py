@@ -18,7 +18,7 @@ status)`` answers ``status`` to a body containing ``text``. Bodies are
 decompressed by their ``Content-Encoding`` (gzip, zstd); any other encoding
 is answered 415.
 
-Run standalone for benchmarks: ``python -m tests.receiver --port 8080``.
+Run standalone for benchmarks: ``python -m receivers.ndjson --port 8080``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Receivers that speak the backends' own protocols, for tests and benchmarks.
 
-:class:`BackendReceiver` is :class:`tests.receiver.Receiver` (plans, standing
+:class:`BackendReceiver` is :class:`receivers.ndjson.Receiver` (plans, standing
 rules, recorded requests) with answers of the backend's kind and a record
 count that reads its bodies:
 
@@ -12,7 +12,7 @@ count that reads its bodies:
   (or their JSON mapping); the answer an ``ExportLogsServiceResponse``, with
   ``partial_success`` when ``reject_otlp`` is set.
 
-Run standalone for benchmarks: ``python -m tests.backend_receivers --kind loki --port 8080``.
+Run standalone for benchmarks: ``python -m receivers.backends --kind loki --port 8080``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceResponse,
 )
 
-from tests.receiver import Received, Receiver
+from receivers.ndjson import Received, Receiver
 
 #: (status, error or None) for one bulk document
 ItemStatus = Callable[[dict[str, Any]], tuple[int, dict[str, Any] | None]]
