@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--profile DIR]
+    .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--receiver count|check] [--profile DIR]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
@@ -18,6 +18,16 @@ count of request body bytes as sent), and the agent's peak RSS; the ratios to
 the console sink of the same run are the figures to quote. ``--profile DIR``
 runs each http variant once more under py-spy (``--subprocesses``, raw
 collapsed stacks into DIR).
+
+The receiver counts records by line ends as the bodies stream in
+(``--count-only``, the default ``--receiver count``) or, with ``--receiver
+check`` (the method before 2026-12-03), reads each body whole first; its CPU
+per run is reported too, so that work moved between agent and receiver shows.
+
+A row "floor: console + bare sender" adds to the console run's CPU what
+``BARE_SENDER`` spends posting the same bytes to the same receiver with
+``os.writev`` and nothing else: the best ratio an uncompressed http sink can
+reach here.
 
 A control row, "console, receiver busy", runs the console sink while a second
 receiver is kept busy by a client posting uncompressed ndjson, as the http
