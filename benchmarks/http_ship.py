@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--profile DIR]
+    .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--receiver count|check] [--profile DIR]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
@@ -19,6 +19,16 @@ the console sink of the same run are the figures to quote. ``--profile DIR``
 runs each http variant once more under py-spy (``--subprocesses``, raw
 collapsed stacks into DIR).
 
+The receiver counts records by line ends as the bodies stream in
+(``--count-only``, the default ``--receiver count``) or, with ``--receiver
+check`` (the method before 2026-12-03), reads each body whole first; its CPU
+per run is reported too, so that work moved between agent and receiver shows.
+
+A row "floor: console + bare sender" adds to the console run's CPU what
+``BARE_SENDER`` spends posting the same bytes to the same receiver with
+``os.writev`` and nothing else: the best ratio an uncompressed http sink can
+reach here.
+
 A control row, "console, receiver busy", runs the console sink while a second
 receiver is kept busy by a client posting uncompressed ndjson, as the http
 runs keep theirs: on two cores the receiver's work slows the agent's own
@@ -33,12 +43,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.agent_runs import Measured, run_once, snapshot_kubernetes
 from benchmarks.common import PYTHON, median, table
 from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
 from benchmarks.receivers import ReceiverProcess
+from logagent.sinks.http_config import BatchConfig
 
 HTTP = "sinks:\n  out: {{type: http, inputs: [pods], uri: '{uri}', encoding: ndjson, compression: %s}}\n"
 SINKS = {
@@ -59,15 +71,44 @@ while True:
     connection.request("POST", uri.path, body=body, headers={"Content-Type": "application/x-ndjson"})
     connection.getresponse().read()
 """
+#: The least an HTTP shipper can spend on the same bytes: argv[1] uri, argv[2] records, argv[3] bytes per
+#: line, argv[4] records per request. Each body goes out as the agent's does (records and line ends as
+#: separate buffers, os.writev 1024 at a time, headers sent first) on a blocking socket, with no batching,
+#: retries or bookkeeping. Prints the CPU seconds of the sending loop (start-up excluded).
+BARE_SENDER = """
+import os, resource, socket, sys, urllib.parse
+uri = urllib.parse.urlsplit(sys.argv[1])
+records, line_bytes, per_request = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+body_parts = []
+for i in range(per_request):
+    body_parts += (b'{"m":"' + b"%08d" % i + b"x" * (line_bytes - 17) + b'"}', b"\\n")
+sock = socket.create_connection((uri.hostname, uri.port))
+sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+before = resource.getrusage(resource.RUSAGE_SELF)
+for start in range(0, records, per_request):
+    parts = body_parts[: 2 * min(per_request, records - start)]
+    head = "POST %s HTTP/1.1\\r\\nHost: %s\\r\\nContent-Type: application/x-ndjson\\r\\nContent-Length: %d\\r\\n\\r\\n"
+    sock.sendall((head % (uri.path, uri.netloc, sum(map(len, parts)))).encode())
+    for first in range(0, len(parts), 1024):
+        group = parts[first : first + 1024]
+        sent = os.writev(sock.fileno(), group)
+        if sent < sum(map(len, group)):
+            sock.sendall(b"".join(group)[sent:])
+    answer = b""
+    while not answer.endswith(b"ok"):
+        answer += sock.recv(65536)
+after = resource.getrusage(resource.RUSAGE_SELF)
+print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+"""
 CONTROL = "console, receiver busy"
 
 
 class BusyReceiver:
     """A receiver of its own, kept busy by ``LOAD_CLIENT`` while a control run lasts."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, receiver_args: Sequence[str] = ()) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
-        self.receiver = ReceiverProcess(workdir)
+        self.receiver = ReceiverProcess(workdir, args=receiver_args)
         self.client: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> BusyReceiver:
@@ -101,36 +142,58 @@ def build_inputs(workdir: Path, lines: int) -> tuple[Path, Path, Path, int]:
     return tree, small, write_snapshot(workdir / "cluster.json", specs), records
 
 
+FLOOR = "floor: console + bare sender"
+#: how the receiver counts records: by line ends as bodies stream in, or reading and checking each body
+RECEIVER_ARGS = {"count": ["--count-only"], "check": []}
+
+
+def bare_send(uri: str, records: int, line_bytes: int, per_request: int) -> float:
+    """CPU seconds ``BARE_SENDER`` spends posting ``records`` lines of ``line_bytes`` bytes."""
+    done = subprocess.run([PYTHON, "-c", BARE_SENDER, uri, str(records), str(line_bytes), str(per_request)],
+                          capture_output=True, check=True, timeout=300)
+    return float(done.stdout)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=400_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--receiver", choices=sorted(RECEIVER_ARGS), default="count",
+                        help="count: the receiver counts line ends as bodies stream in (default); "
+                             "check: it reads every body whole first (the method before 2026-12-03)")
     parser.add_argument("--profile", type=Path, help="also record py-spy profiles of the http variants here")
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
     receiver = busy = None
+    names = [*SINKS, CONTROL, FLOOR]
+    results: dict[str, list[Measured]] = {name: [] for name in names}
+    wire: dict[str, list[int]] = {name: [] for name in names}
+    receiver_cpu: dict[str, list[float]] = {name: [] for name in names}
+    startup: list[Measured] = []
     try:
         tree, small, snapshot, records = build_inputs(workdir, args.lines)
-        receiver = ReceiverProcess(workdir)
-        busy = BusyReceiver(workdir / "busy")
-        results: dict[str, list[Measured]] = {name: [] for name in [*SINKS, CONTROL]}
-        wire: dict[str, list[int]] = {name: [] for name in [*SINKS, CONTROL]}
-        startup: list[Measured] = []
+        receiver = ReceiverProcess(workdir, args=RECEIVER_ARGS[args.receiver])
+        busy = BusyReceiver(workdir / "busy", RECEIVER_ARGS[args.receiver])
         expected = 0
+
+        def received(name: str, cpu_before: float, bytes_before: int) -> None:
+            seen = receiver.wait_for(expected)
+            if seen != expected:
+                raise RuntimeError(f"receiver counted {seen} records, expected {expected}")
+            time.sleep(0.3)  # the byte count is printed with the record count
+            wire[name].append(receiver.bytes() - bytes_before)
+            receiver_cpu[name].append(receiver.cpu() - cpu_before)
+
         for i in range(args.runs):
             startup.append(run_one(workdir, small, snapshot, SINKS["console (/dev/null)"].format(), f"s{i}"))
             for name, template in SINKS.items():
-                before = receiver.bytes()
+                before, cpu_before = receiver.bytes(), receiver.cpu()
                 results[name].append(run_one(workdir, tree, snapshot, template.format(uri=receiver.uri),
                                              f"{i}-{list(SINKS).index(name)}"))
                 if name.startswith("http"):
                     expected += records
-                    seen = receiver.wait_for(expected)
-                    if seen != expected:
-                        raise RuntimeError(f"receiver counted {seen} records, expected {expected}")
-                    time.sleep(0.3)  # the byte count is printed with the record count
-                    wire[name].append(receiver.bytes() - before)
+                    received(name, cpu_before, before)
                 m = results[name][-1]
                 print(f"run {i + 1} {name}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu {m.peak_rss_kib} KiB", file=sys.stderr)
             with busy:
@@ -138,6 +201,14 @@ def main(argv: list[str] | None = None) -> int:
                                                 f"{i}-control"))
             m = results[CONTROL][-1]
             print(f"run {i + 1} {CONTROL}: {m.wall:.2f}s wall {m.cpu:.2f}s cpu", file=sys.stderr)
+            before, cpu_before = receiver.bytes(), receiver.cpu()
+            line_bytes = round(wire["http none"][-1] / records)
+            sender_cpu = bare_send(receiver.uri, records, line_bytes, BatchConfig().max_events)
+            expected += records
+            received(FLOOR, cpu_before, before)
+            console = results["console (/dev/null)"][-1]
+            results[FLOOR].append(Measured(float("nan"), console.cpu + sender_cpu, 0))
+            print(f"run {i + 1} {FLOOR}: bare sender {sender_cpu:.2f}s cpu", file=sys.stderr)
         if args.profile is not None:
             args.profile.mkdir(parents=True, exist_ok=True)
             for name, template in SINKS.items():
@@ -151,12 +222,12 @@ def main(argv: list[str] | None = None) -> int:
         if busy is not None:
             busy.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    print(report(results, wire, startup, records, args.runs))
+    print(report(results, wire, receiver_cpu, startup, records, args))
     return 0
 
 
-def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], startup: list[Measured],
-           records: int, runs: int) -> str:
+def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], receiver_cpu: dict[str, list[float]],
+           startup: list[Measured], records: int, args: argparse.Namespace) -> str:
     wall_s, cpu_s = median([m.wall for m in startup]), median([m.cpu for m in startup])
     rows = []
     base: tuple[float, float] | None = None
@@ -168,10 +239,14 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], start
         wire_bytes = f"{median(wire[name]) / records:.1f}" if wire[name] else "-"
         rows.append([name, per_cpu, f"{per_cpu / base[0]:.2f}", steady, f"{steady / base[1]:.2f}",
                      f"{per_cpu / control:.2f}" if control else "-",
-                     records / wall, wire_bytes, round(median([m.peak_rss_kib for m in ms]) / 1024)])
-    head = (f"## HTTP shipping: {records:,} records (20 files, enriched, no filter); medians of {runs} runs\n\n")
+                     records / wall if wall == wall else "-", wire_bytes,
+                     f"{median(receiver_cpu[name]):.2f}" if receiver_cpu[name] else "-",
+                     round(median([m.peak_rss_kib for m in ms]) / 1024) if ms[0].peak_rss_kib else "-"])
+    head = (f"## HTTP shipping: {records:,} records (20 files, enriched, no filter); medians of {args.runs} runs; "
+            f"receiver: {args.receiver}\n\n")
     body = table(["sink", "lines/CPU-s", "vs console", "lines/CPU-s (steady)", "steady vs console",
-                  f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "peak RSS MiB"], rows)
+                  f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "receiver CPU-s",
+                  "peak RSS MiB"], rows)
     return (head + body + f"\n\nagent start-up (subtracted for 'steady'): {wall_s:.2f} s wall, {cpu_s:.2f} s CPU; "
             "every record counted by the receiver")
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import PYTHON, REPO, stop_process
+from benchmarks.common import PYTHON, REPO, cpu_seconds, stop_process
 
 
 def free_port() -> int:
@@ -54,6 +54,10 @@ class ReceiverProcess:
 
     def bytes(self) -> int:
         return self._last(b"bytes")
+
+    def cpu(self) -> float:
+        """The receiver process's utime+stime so far, in seconds."""
+        return cpu_seconds(self.proc.pid)
 
     def wait_for(self, total: int, timeout: float = 10.0) -> int:
         """Wait until the receiver counted ``total`` records (or ``timeout``); returns its count."""
