@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from logagent.acks import ACK_WAITS
 from logagent.files.checkpoints import CheckpointStore
 from logagent.files.config import TailerConfig
 from logagent.files.ledger import AckLedger
@@ -94,7 +95,7 @@ class FileTailer:
         self.bytes_unread_on_close = 0
         self.truncations = 0
         self.backpressure_pauses = 0
-        #: True while reading waits for acknowledgements (max_unacked_bytes reached)
+        #: True while reading waits for acknowledgements (max_unacked_bytes reached, or the end of ``once``)
         self.paused = False
 
     # -- stats ----------------------------------------------------------------
@@ -183,6 +184,7 @@ class FileTailer:
                         with contextlib.suppress(asyncio.CancelledError, Exception):
                             await task
         finally:
+            self._resume()
             for f in list(self._table.files.values()):
                 self._table.release(f)
 
@@ -196,12 +198,10 @@ class FileTailer:
             for expired in table.expired_gone():
                 await self._close(expired, final=True)
             if self._ledger.unacked >= self.config.max_unacked_bytes:
-                if not self.paused:
-                    self.paused = True
-                    self.backpressure_pauses += 1
+                self._pause()
                 await self._sleep(_GONE_CHECK_SECS if table.gone else None)
                 continue
-            self.paused = False
+            self._resume()
             f = self._ready.pop()
             if f is None:
                 await self._sleep(_GONE_CHECK_SECS if table.gone else None)
@@ -212,8 +212,10 @@ class FileTailer:
     async def _run_once(self) -> None:
         while not self._stopping:
             if self._ledger.unacked >= self.config.max_unacked_bytes:
+                self._pause()
                 await self._sleep(None)
                 continue
+            self._resume()
             f = self._ready.pop()
             if f is None:
                 break
@@ -222,9 +224,24 @@ class FileTailer:
             if self._stopping:
                 break
             await self._close(f, final=f.state.deleted or f.state.gone_since is not None)
+        if self._ledger.chunks_in_flight > 0:
+            self._pause(backpressure=False)  # the last acknowledgements: nothing more to read
         while self._ledger.chunks_in_flight > 0 and not self._stopping:
             await self._sleep(None)
+        self._resume()
         self.checkpoints.try_flush()
+
+    def _pause(self, *, backpressure: bool = True) -> None:
+        """Reading waits for acknowledgements: sinks holding records back send them now."""
+        if not self.paused:
+            self.paused = True
+            self.backpressure_pauses += backpressure
+            ACK_WAITS.begin()
+
+    def _resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            ACK_WAITS.end()
 
     async def _sleep(self, timeout: float | None) -> None:
         self._wake.clear()
