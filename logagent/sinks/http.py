@@ -104,6 +104,8 @@ class HttpSink(Sink):
         self._lanes: list[asyncio.Queue[RequestBatch | None]] = [asyncio.Queue(maxsize=1) for _ in range(lanes)]
         #: the dispatcher's wait for its inbox, while it waits
         self._waiting: asyncio.Timeout | None = None
+        #: requests handed to the lanes and not finished yet
+        self._busy = 0
 
     # -- counters, for the metrics (kept by the delivery) -------------------
 
@@ -191,9 +193,7 @@ class HttpSink(Sink):
                 batch = inbox.get_nowait()
                 if batch is None:
                     deadline = self._next_deadline()
-                    if deadline is not None and ACK_WAITS.waiting:
-                        # a source reads on only once something is acknowledged: waiting for
-                        # fuller requests would only wait for the timer
+                    if deadline is not None and self._stalled():
                         await self._flush(None)
                         continue
                     try:
@@ -210,17 +210,30 @@ class HttpSink(Sink):
                 ready: list[RequestBatch] = []
                 self._place(batch, ready, lambda: loop.time() + timeout)
                 for request in ready:
-                    await self._lanes[request.lane].put(request)
+                    await self._send(request)
                 await self._flush(loop.time())
         finally:
             unsubscribe()
         await self._flush(None)
 
+    def _stalled(self) -> bool:
+        """Whether only sending the pending requests can let a waiting source read on.
+
+        A source waits for acknowledgements; while this sink has requests in
+        flight, their answers may be what it waits for (it then reads on and
+        the pending requests fill up), so the pending ones wait for those.
+        """
+        return ACK_WAITS.waiting > 0 and self._busy == 0
+
     def _on_ack_wait(self) -> None:
-        """A source started waiting for acknowledgements: stop waiting for the batch timer."""
+        """A source started waiting, or the last request in flight finished: stop waiting for the timer if stalled."""
         waiting = self._waiting
-        if waiting is not None and not waiting.expired() and self._next_deadline() is not None:
+        if waiting is not None and not waiting.expired() and self._next_deadline() is not None and self._stalled():
             waiting.reschedule(asyncio.get_running_loop().time())
+
+    async def _send(self, request: RequestBatch) -> None:
+        self._busy += 1
+        await self._lanes[request.lane].put(request)
 
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
@@ -259,7 +272,7 @@ class HttpSink(Sink):
             if batcher.deadline is not None and (now is None or batcher.deadline <= now):
                 request = batcher.take()
                 if request is not None:
-                    await self._lanes[request.lane].put(request)
+                    await self._send(request)
 
     # -- lane workers ------------------------------------------------------
 
@@ -273,3 +286,6 @@ class HttpSink(Sink):
             for key, events in request.keys.items():
                 self._router.finished(key, events)
             request.finish()
+            self._busy -= 1
+            if not self._busy:  # asked after the sources had their turn: the acks may have let them read on
+                asyncio.get_running_loop().call_soon(self._on_ack_wait)
