@@ -72,3 +72,36 @@ async def test_pending_request_goes_out_when_a_source_waits_for_acks(tmp_path: P
         await sink.stop()
         await receiver.stop()
     assert ACK_WAITS.waiting == 0
+
+
+async def test_pending_request_waits_for_the_one_in_flight_then_goes_while_the_source_still_waits(
+    tmp_path: Path,
+) -> None:
+    """Answers in flight may let the source read on (fuller requests); if they do not, the pending one goes."""
+    receiver = Receiver()
+    await receiver.start()
+    sink = sink_for("http", receiver.url, tmp_path)
+    acks = Acks()
+    inbox = BatchQueue()
+    await sink.start()
+    task = asyncio.create_task(sink.run(inbox))
+    ctx = context("shop", "web")
+    try:
+        receiver.hold()
+        ACK_WAITS.begin()
+        await inbox.put(acks.batch(events_of(ctx, ["a", "b"])))
+        await until(lambda: receiver.in_handler == 1)  # sent at once: nothing was in flight
+        await inbox.put(acks.batch(events_of(ctx, ["c"])))
+        await until(lambda: sink.events_in == 3)
+        assert len(receiver.received) == 1 and acks.done == 0
+        receiver.release()  # the source still waits once the first answer is in: the second request goes
+        await until(lambda: acks.done == 2)
+        assert [r["message"] for e in receiver.accepted for r in e.records()] == ["a", "b", "c"]
+    finally:
+        receiver.release()
+        ACK_WAITS.end()
+        inbox.close()
+        async with asyncio.timeout(30):
+            await task
+        await sink.stop()
+        await receiver.stop()
