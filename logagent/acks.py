@@ -95,9 +95,10 @@ class AckWaits:
     timer for nothing: no more records can come from that source until it
     delivers. Sinks that batch read ``waiting`` when their inbox is empty and
     subscribe to be told the moment a source starts waiting, and send what
-    they hold at once. The count is process-wide: a sink cannot tell whose
-    acknowledgements a source waits for, and sending early is always safe
-    (smaller requests, never a lost or reordered record).
+    they hold then (the HTTP-based sinks first let an answer in flight come
+    back: it may let the source read on). The count is process-wide: a sink
+    cannot tell whose acknowledgements a source waits for, and sending early
+    is always safe (smaller requests, never a lost or reordered record).
     """
 
     def __init__(self) -> None:
