@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--receiver count|check] [--profile DIR]
+                                        [--max-events N]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
@@ -103,6 +104,14 @@ print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 CONTROL = "console, receiver busy"
 
 
+def sinks_for(max_events: int | None) -> dict[str, str]:
+    """``SINKS``, the http ones with ``batch.max_events`` set when it is given."""
+    if max_events is None:
+        return SINKS
+    batch = f"batch: {{{{max_events: {max_events}}}}}, compression:"
+    return {name: template.replace("compression:", batch) for name, template in SINKS.items()}
+
+
 class BusyReceiver:
     """A receiver of its own, kept busy by ``LOAD_CLIENT`` while a control run lasts."""
 
@@ -162,11 +171,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="count: the receiver counts line ends as bodies stream in (default); "
                              "check: it reads every body whole first (the method before 2026-12-03)")
     parser.add_argument("--profile", type=Path, help="also record py-spy profiles of the http variants here")
+    parser.add_argument("--max-events", type=int, help="batch.max_events of the http sinks (default: the sink's)")
     args = parser.parse_args(argv)
+    sinks = sinks_for(args.max_events)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
     receiver = busy = None
-    names = [*SINKS, CONTROL, FLOOR]
+    names = [*sinks, CONTROL, FLOOR]
     results: dict[str, list[Measured]] = {name: [] for name in names}
     wire: dict[str, list[int]] = {name: [] for name in names}
     receiver_cpu: dict[str, list[float]] = {name: [] for name in names}
@@ -187,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
 
         for i in range(args.runs):
             startup.append(run_one(workdir, small, snapshot, SINKS["console (/dev/null)"].format(), f"s{i}"))
-            for name, template in SINKS.items():
+            for name, template in sinks.items():
                 before, cpu_before = receiver.bytes(), receiver.cpu()
                 results[name].append(run_one(workdir, tree, snapshot, template.format(uri=receiver.uri),
-                                             f"{i}-{list(SINKS).index(name)}"))
+                                             f"{i}-{list(sinks).index(name)}"))
                 if name.startswith("http"):
                     expected += records
                     received(name, cpu_before, before)
@@ -211,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run {i + 1} {FLOOR}: bare sender {sender_cpu:.2f}s cpu", file=sys.stderr)
         if args.profile is not None:
             args.profile.mkdir(parents=True, exist_ok=True)
-            for name, template in SINKS.items():
+            for name, template in sinks.items():
                 out = args.profile / (name.split()[-1].strip("()/").replace("/", "_") + ".txt")
                 run_one(workdir, tree, snapshot, template.format(uri=receiver.uri), f"p-{out.stem}", profile=out)
                 expected += records if name.startswith("http") else 0
@@ -243,7 +254,8 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], recei
                      f"{median(receiver_cpu[name]):.2f}" if receiver_cpu[name] else "-",
                      round(median([m.peak_rss_kib for m in ms]) / 1024) if ms[0].peak_rss_kib else "-"])
     head = (f"## HTTP shipping: {records:,} records (20 files, enriched, no filter); medians of {args.runs} runs; "
-            f"receiver: {args.receiver}\n\n")
+            f"receiver: {args.receiver}"
+            + (f"; http batch.max_events: {args.max_events}" if args.max_events else "") + "\n\n")
     body = table(["sink", "lines/CPU-s", "vs console", "lines/CPU-s (steady)", "steady vs console",
                   f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "receiver CPU-s",
                   "peak RSS MiB"], rows)

@@ -84,3 +84,41 @@ class Batch:
 def release_all(batches: Iterable[Batch]) -> None:
     for batch in batches:
         batch.release()
+
+
+class AckWaits:
+    """How many sources cannot read on until a sink acknowledges something.
+
+    A source stops reading when its unacknowledged bytes reach its budget (and
+    ``--once`` waits for the last acknowledgements before it ends). A sink
+    that holds records back to fill a larger request would then wait for its
+    timer for nothing: no more records can come from that source until it
+    delivers. Sinks that batch read ``waiting`` when their inbox is empty and
+    subscribe to be told the moment a source starts waiting, and send what
+    they hold then (the HTTP-based sinks first let an answer in flight come
+    back: it may let the source read on). The count is process-wide: a sink
+    cannot tell whose acknowledgements a source waits for, and sending early
+    is always safe (smaller requests, never a lost or reordered record).
+    """
+
+    def __init__(self) -> None:
+        self.waiting = 0
+        self._listeners: list[Callable[[], None]] = []
+
+    def begin(self) -> None:
+        """A source waits for acknowledgements: listeners are told at once."""
+        self.waiting += 1
+        for listener in list(self._listeners):
+            listener()
+
+    def end(self) -> None:
+        self.waiting -= 1
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` whenever a source starts waiting; returns the unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+
+#: the sources of this process waiting for acknowledgements
+ACK_WAITS = AckWaits()

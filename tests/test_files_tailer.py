@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from logagent.acks import ACK_WAITS
 from logagent.files import Checkpoint, CheckpointStore, Chunk, FileTailer, TailerConfig
 from tests.logwriter import LogWriter, SeqTracker, format_line
 
@@ -345,6 +346,8 @@ async def test_backpressure_pauses_reading_at_max_unacked_bytes(tmp_path: Path, 
         emitted = sum(c.nbytes for c in collector.chunks)
         assert limit <= emitted < limit + read_size
         assert tailer.bytes_read < limit + 2 * read_size
+        # batching sinks are told that nothing more comes until they deliver
+        assert ACK_WAITS.waiting == 1 and tailer.backpressure_pauses == 1
         # acknowledging lets it continue, to the end
         released = 0
 
@@ -356,7 +359,10 @@ async def test_backpressure_pauses_reading_at_max_unacked_bytes(tmp_path: Path, 
             return collector.lines == 40_000
 
         await collector.wait_for(release_all, "all lines after acks")
+        await collector.wait_for(lambda: tailer.unacked_bytes == 0, "the last acks")
+        await collector.wait_for(lambda: ACK_WAITS.waiting == 0, "reading to resume")
     assert collector.tracker.missing({"s": 40_000}) == {}
+    assert ACK_WAITS.waiting == 0
 
 
 async def test_copy_truncate_reads_again_from_the_start(tmp_path: Path, store: CheckpointStore) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from logagent.acks import AckGroup
+from logagent.acks import ACK_WAITS, AckGroup
 from logagent.files.checkpoints import Checkpoint, CheckpointStore
 from logagent.files.identity import identity_key
 
@@ -60,6 +60,28 @@ class AckLedger:
         #: bytes emitted and not yet acknowledged
         self.unacked = 0
         self.chunks_in_flight = 0
+        #: True while reading waits for acknowledgements (counted in ``ACK_WAITS``)
+        self.waiting = False
+        #: times reading paused because ``unacked`` reached the budget
+        self.pauses = 0
+
+    def over_budget(self, budget: int) -> bool:
+        """Whether reading must wait for acknowledgements first; it starts or stops waiting accordingly."""
+        over = self.unacked >= budget
+        self.wait_for_acks(over, pause=True)
+        return over
+
+    def wait_for_acks(self, waiting: bool, *, pause: bool = False) -> None:
+        """Reading waits for acknowledgements (or no longer): sinks holding records back send them on the first.
+
+        ``pause``: a wait because of the budget, counted in ``pauses``.
+        """
+        if waiting and not self.waiting:
+            self.pauses += pause
+            ACK_WAITS.begin()
+        elif self.waiting and not waiting:
+            ACK_WAITS.end()
+        self.waiting = waiting
 
     def saved(self, key: tuple[int, int]) -> Checkpoint | None:
         return self.store.get(self.source_id, identity_key(*key))

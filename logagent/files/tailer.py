@@ -93,9 +93,6 @@ class FileTailer:
         self.files_closed_unread = 0
         self.bytes_unread_on_close = 0
         self.truncations = 0
-        self.backpressure_pauses = 0
-        #: True while reading waits for acknowledgements (max_unacked_bytes reached)
-        self.paused = False
 
     # -- stats ----------------------------------------------------------------
 
@@ -119,6 +116,10 @@ class FileTailer:
     @property
     def unacked_bytes(self) -> int:
         return self._ledger.unacked
+
+    @property
+    def backpressure_pauses(self) -> int:
+        return self._ledger.pauses
 
     @property
     def checkpoint_lag_bytes(self) -> int:
@@ -183,6 +184,7 @@ class FileTailer:
                         with contextlib.suppress(asyncio.CancelledError, Exception):
                             await task
         finally:
+            self._ledger.wait_for_acks(False)
             for f in list(self._table.files.values()):
                 self._table.release(f)
 
@@ -195,13 +197,9 @@ class FileTailer:
                 self._mark_all_ready()  # a full rescan: in poll mode every file may have grown
             for expired in table.expired_gone():
                 await self._close(expired, final=True)
-            if self._ledger.unacked >= self.config.max_unacked_bytes:
-                if not self.paused:
-                    self.paused = True
-                    self.backpressure_pauses += 1
+            if self._ledger.over_budget(self.config.max_unacked_bytes):
                 await self._sleep(_GONE_CHECK_SECS if table.gone else None)
                 continue
-            self.paused = False
             f = self._ready.pop()
             if f is None:
                 await self._sleep(_GONE_CHECK_SECS if table.gone else None)
@@ -211,7 +209,7 @@ class FileTailer:
 
     async def _run_once(self) -> None:
         while not self._stopping:
-            if self._ledger.unacked >= self.config.max_unacked_bytes:
+            if self._ledger.over_budget(self.config.max_unacked_bytes):
                 await self._sleep(None)
                 continue
             f = self._ready.pop()
@@ -222,8 +220,10 @@ class FileTailer:
             if self._stopping:
                 break
             await self._close(f, final=f.state.deleted or f.state.gone_since is not None)
+        self._ledger.wait_for_acks(self._ledger.chunks_in_flight > 0)  # the last ones: nothing more to read
         while self._ledger.chunks_in_flight > 0 and not self._stopping:
             await self._sleep(None)
+        self._ledger.wait_for_acks(False)
         self.checkpoints.try_flush()
 
     async def _sleep(self, timeout: float | None) -> None:

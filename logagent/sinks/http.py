@@ -28,7 +28,7 @@ from collections.abc import Callable
 import aiohttp
 import structlog
 
-from logagent.acks import Batch
+from logagent.acks import ACK_WAITS, Batch
 from logagent.event import LogEvent
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
@@ -102,6 +102,10 @@ class HttpSink(Sink):
             for lane in range(lanes)
         ]
         self._lanes: list[asyncio.Queue[RequestBatch | None]] = [asyncio.Queue(maxsize=1) for _ in range(lanes)]
+        #: the dispatcher's wait for its inbox, while it waits
+        self._waiting: asyncio.Timeout | None = None
+        #: requests handed to the lanes and not finished yet
+        self._busy = 0
 
     # -- counters, for the metrics (kept by the delivery) -------------------
 
@@ -183,28 +187,53 @@ class HttpSink(Sink):
     async def _dispatch(self, inbox: BatchQueue) -> None:
         loop = asyncio.get_running_loop()
         timeout = self.config.batch.timeout_secs
-        while True:
-            batch = inbox.get_nowait()
-            if batch is None:
-                deadline = self._next_deadline()
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        batch = await inbox.get()
-                except TimeoutError:
-                    await self._flush_expired(loop.time())
-                    continue
+        unsubscribe = ACK_WAITS.subscribe(self._on_ack_wait)
+        try:
+            while True:
+                batch = inbox.get_nowait()
                 if batch is None:
-                    break
-            self.events_in += len(batch.events)
-            ready: list[RequestBatch] = []
-            self._place(batch, ready, lambda: loop.time() + timeout)
-            for request in ready:
-                await self._lanes[request.lane].put(request)
-            await self._flush_expired(loop.time())
-        for batcher in self._batchers:
-            request = batcher.take()
-            if request is not None:
-                await self._lanes[request.lane].put(request)
+                    deadline = self._next_deadline()
+                    if deadline is not None and self._stalled():
+                        await self._flush(None)
+                        continue
+                    try:
+                        async with asyncio.timeout_at(deadline) as self._waiting:
+                            batch = await inbox.get()
+                    except TimeoutError:
+                        await self._flush(loop.time())
+                        continue
+                    finally:
+                        self._waiting = None
+                    if batch is None:
+                        break
+                self.events_in += len(batch.events)
+                ready: list[RequestBatch] = []
+                self._place(batch, ready, lambda: loop.time() + timeout)
+                for request in ready:
+                    await self._send(request)
+                await self._flush(loop.time())
+        finally:
+            unsubscribe()
+        await self._flush(None)
+
+    def _stalled(self) -> bool:
+        """Whether only sending the pending requests can let a waiting source read on.
+
+        A source waits for acknowledgements; while this sink has requests in
+        flight, their answers may be what it waits for (it then reads on and
+        the pending requests fill up), so the pending ones wait for those.
+        """
+        return ACK_WAITS.waiting > 0 and self._busy == 0
+
+    def _on_ack_wait(self) -> None:
+        """A source started waiting, or the last request in flight finished: stop waiting for the timer if stalled."""
+        waiting = self._waiting
+        if waiting is not None and not waiting.expired() and self._next_deadline() is not None and self._stalled():
+            waiting.reschedule(asyncio.get_running_loop().time())
+
+    async def _send(self, request: RequestBatch) -> None:
+        self._busy += 1
+        await self._lanes[request.lane].put(request)
 
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
         tracker = BatchTracker(batch)
@@ -237,12 +266,13 @@ class HttpSink(Sink):
         deadlines = [b.deadline for b in self._batchers if b.deadline is not None]
         return min(deadlines) if deadlines else None
 
-    async def _flush_expired(self, now: float) -> None:
+    async def _flush(self, now: float | None) -> None:
+        """Send the pending requests whose deadline is ``now`` or earlier; all of them when ``now`` is None."""
         for batcher in self._batchers:
-            if batcher.deadline is not None and batcher.deadline <= now:
+            if batcher.deadline is not None and (now is None or batcher.deadline <= now):
                 request = batcher.take()
                 if request is not None:
-                    await self._lanes[request.lane].put(request)
+                    await self._send(request)
 
     # -- lane workers ------------------------------------------------------
 
@@ -256,3 +286,6 @@ class HttpSink(Sink):
             for key, events in request.keys.items():
                 self._router.finished(key, events)
             request.finish()
+            self._busy -= 1
+            if not self._busy:  # asked after the sources had their turn: the acks may have let them read on
+                asyncio.get_running_loop().call_soon(self._on_ack_wait)
