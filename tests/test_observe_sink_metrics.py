@@ -145,11 +145,14 @@ sinks:
 """
     topology = Topology(parse_config(text, {}))  # built, never run: every counter is zero
     topology.sinks["loki"].dead_lettered_events["http_400"] = 2  # type: ignore[attr-defined]
+    topology.sinks["es"].dead_letter.records_discarded = 5  # type: ignore[attr-defined]
     registry, collector = build_registry(topology, process_metrics=False)
     assert not collector.missing_attributes
     for cid, kind in (("ship", "http"), ("es", "elasticsearch"), ("loki", "loki"), ("otel", "opentelemetry")):
         labels = {"component_id": cid, "component_kind": kind}
         assert registry.get_sample_value("logagent_sink_request_splits_total", labels) == 0
+        discarded = registry.get_sample_value("logagent_sink_dead_letter_discarded_events_total", labels)
+        assert discarded == (5 if cid == "es" else 0)
     loki_400 = {"component_id": "loki", "component_kind": "loki", "reason": "http_400"}
     assert registry.get_sample_value("logagent_sink_dead_lettered_events_total", loki_400) == 2
     # a console sink sends no requests: none of the request metrics

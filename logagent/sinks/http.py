@@ -148,6 +148,11 @@ class HttpSink(Sink):
         return self._delivery.splits
 
     @property
+    def dead_letter_discarded(self) -> int:
+        """Records the dead-letter file's size cap removed (the oldest go first)."""
+        return self.dead_letter.records_discarded if self.dead_letter is not None else 0
+
+    @property
     def in_flight(self) -> int:
         """Requests waiting for an answer."""
         return self._delivery.in_flight

@@ -18,6 +18,8 @@ from logagent.observe.metrics.reading import COMPONENT_LABELS, AttributeMetric, 
 SINK_REQUEST_COUNTERS: tuple[AttributeMetric, ...] = (
     ("logagent_sink_request_splits",
      "Requests a sink split in halves after a 413 Payload Too Large answer (each half is sent again).", "splits"),
+    ("logagent_sink_dead_letter_discarded_events",
+     "Records removed from a sink's dead-letter file by its size cap (the oldest first).", "dead_letter_discarded"),
 )
 
 #: Counters only some sinks have (read when the attribute exists).
