@@ -18,50 +18,19 @@ from collections.abc import Iterator
 
 import msgspec
 
-from logagent.sinks.compression import Compression
-from logagent.sinks.http_config import (
-    AuthConfig,
-    BatchConfig,
-    DeadLetterConfig,
-    HttpSinkConfig,
-    RequestConfig,
-    RetryConfig,
-    TlsConfig,
-)
+from logagent.sinks.http_config import HttpOptions, HttpSinkConfig
 from logagent.sinks.templates import Template, TemplateError, compile_template
 
 
-class BackendSinkOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class BackendSinkOptions(HttpOptions, forbid_unknown_fields=True, kw_only=True):
     """The ``http`` sink's options every backend sink has."""
-
-    inputs: list[str]
-    compression: Compression = "none"
-    compression_level: int | None = None
-    batch: BatchConfig = msgspec.field(default_factory=BatchConfig)
-    request: RequestConfig = msgspec.field(default_factory=RequestConfig)
-    retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
-    dead_letter: DeadLetterConfig = msgspec.field(default_factory=DeadLetterConfig)
-    auth: AuthConfig | None = None
-    tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
 
     def http_config(self, uri: str, headers: dict[str, str] | None = None) -> HttpSinkConfig:
         """The shared machinery's config: these options, posting to ``uri``."""
-        request = self.request
+        shared = {name: getattr(self, name) for name in HttpOptions.__struct_fields__}
         if headers:
-            request = msgspec.structs.replace(request, headers={**request.headers, **headers})
-        return HttpSinkConfig(
-            inputs=self.inputs,
-            uri=uri,
-            method="post",
-            compression=self.compression,
-            compression_level=self.compression_level,
-            batch=self.batch,
-            request=request,
-            retry=self.retry,
-            dead_letter=self.dead_letter,
-            auth=self.auth,
-            tls=self.tls,
-        )
+            shared["request"] = msgspec.structs.replace(self.request, headers={**self.request.headers, **headers})
+        return HttpSinkConfig(**shared, uri=uri, method="post")
 
     def validate_http(self, uri: str, uri_key: str) -> None:
         """Validate the shared options; a problem with the URL is reported under ``uri_key``."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Hashable, Iterator, Sequence
-from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -30,11 +29,10 @@ from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.sinks.batching import encode_record
 from logagent.sinks.elasticsearch_config import Action, DataStreamNames
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.runs import TIMESTAMP, of_one_file
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode
-_CTX = attrgetter("ctx")
-_TIMESTAMP = attrgetter("timestamp")
 
 __all__ = ["Action", "BulkProtocol", "DataStreamNames", "ItemOutcome", "ItemResult", "parse_bulk_response"]
 
@@ -117,10 +115,9 @@ class BulkProtocol(HttpProtocol):
         """
         if not self._cacheable:
             return None
-        ctx = events[0].ctx
-        if list(map(_CTX, events)).count(ctx) != len(events):
+        if not of_one_file(events):
             return None
-        stamps = list(map(_TIMESTAMP, events))
+        stamps = list(map(TIMESTAMP, events))
         try:
             joined = "\n".join(stamps)
             low, high = min(stamps), max(stamps)

@@ -79,11 +79,10 @@ class TlsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     verify: bool = True
 
 
-class HttpSinkConfig(msgspec.Struct, tag="http", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+class HttpOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The ``http`` sink's option groups, which the backend sinks share (``backend_config``)."""
+
     inputs: list[str]
-    uri: str
-    method: Literal["post", "put"] = "post"
-    encoding: Literal["ndjson", "json"] = "ndjson"
     compression: Compression = "none"
     #: None: the throughput default of the chosen compression (gzip 1, zstd 1)
     compression_level: int | None = None
@@ -93,6 +92,12 @@ class HttpSinkConfig(msgspec.Struct, tag="http", tag_field="type", forbid_unknow
     dead_letter: DeadLetterConfig = msgspec.field(default_factory=DeadLetterConfig)
     auth: AuthConfig | None = None
     tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
+
+
+class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    uri: str
+    method: Literal["post", "put"] = "post"
+    encoding: Literal["ndjson", "json"] = "ndjson"
 
     def __repr__(self) -> str:
         return (

@@ -22,7 +22,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from itertools import groupby
-from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -32,6 +31,7 @@ from logagent.event import LogEvent
 from logagent.sinks.batching import encode_record
 from logagent.sinks.http_protocol import HttpProtocol
 from logagent.sinks.loki_config import Codec, OutOfOrderAction
+from logagent.sinks.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
 from logagent.sinks.templates import Template
 from logagent.sinks.timestamps import kubelet_nanos_texts, now_nanos, unix_nanos, unix_nanos_text
 
@@ -100,12 +100,6 @@ class LabelSetGuard:
 _CACHE_LIMIT = 4096
 _CACHE_SECS = 60.0
 
-_TIMESTAMP = attrgetter("timestamp")
-_MESSAGE = attrgetter("message")
-_STREAM = attrgetter("stream")
-_CTX = attrgetter("ctx")
-_FIELDS = attrgetter("fields")
-_TRUNCATED = attrgetter("truncated")
 #: what follows a record's message up to its timestamp's digits, escaped for a JSON string
 _ESCAPED_STREAMS = {
     stream: b'\\",\\"stream\\":\\"' + stream.encode() + b'\\",\\"timestamp\\":\\"' for stream in ("stdout", "stderr")
@@ -182,19 +176,15 @@ class PushProtocol(HttpProtocol):
         escaped array. The entries' prefixes and rests are then joined with
         line feeds (which no part holds) and split again into one part each.
         """
+        if not is_plain_run(events):
+            return None
         ctx = events[0].ctx
         count = len(events)
-        if (
-            list(map(_CTX, events)).count(ctx) != count
-            or list(map(_FIELDS, events)).count(None) != count
-            or any(map(_TRUNCATED, events))
-        ):
-            return None
-        converted = kubelet_nanos_texts(list(map(_TIMESTAMP, events)))
+        converted = kubelet_nanos_texts(list(map(TIMESTAMP, events)))
         if converted is None:
             return None
         nanos, raw_stamps = converted
-        messages = list(map(_MESSAGE, events))
+        messages = list(map(MESSAGE, events))
         if messages.count(None):
             return None
         try:
@@ -205,7 +195,7 @@ class PushProtocol(HttpProtocol):
         end = self._end(events[0])
         prefixes = (b',["' + nanos.replace(b"\n", b'","\n,["') + b'","').split(b"\n")
         if self.codec == "json":
-            streams = list(map(_ESCAPED_STREAMS.get, map(_STREAM, events)))
+            streams = list(map(_ESCAPED_STREAMS.get, map(STREAM, events)))
             if streams.count(None):
                 return None
             # the array as a JSON string: its text escaped (msgspec does it faster than two replaces)

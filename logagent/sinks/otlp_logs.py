@@ -43,6 +43,7 @@ from logagent.encoding import encode_text
 from logagent.event import LogEvent
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.opentelemetry_config import DEFAULT_SEVERITY_FIELDS
+from logagent.sinks.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
 from logagent.sinks.templates import FieldPath, lookup
 from logagent.sinks.timestamps import kubelet_nanos, now_nanos, unix_nanos
 
@@ -142,12 +143,6 @@ def severity_of(level: Any) -> tuple[int, str] | None:
 #: How many file contexts' resources and record prototypes are remembered.
 _CACHE_LIMIT = 4096
 
-_TIMESTAMP = attrgetter("timestamp")
-_MESSAGE = attrgetter("message")
-_STREAM = attrgetter("stream")
-_CTX = attrgetter("ctx")
-_FIELDS = attrgetter("fields")
-_TRUNCATED = attrgetter("truncated")
 _RECORD = attrgetter("record")
 _BODY = attrgetter("body")
 _SERIALIZE = attrgetter("serialize")
@@ -203,27 +198,20 @@ class LogsProtocol(HttpProtocol):
         """A run of one file's records: timestamps converted for the whole run, then per record two fields set and one serialization."""
         if not events:
             return [], 0
-        ctx = events[0].ctx
-        count = len(events)
-        nanos = None
-        if (
-            list(map(_CTX, events)).count(ctx) == count
-            and list(map(_FIELDS, events)).count(None) == count
-            and not any(map(_TRUNCATED, events))
-        ):
-            nanos = kubelet_nanos(list(map(_TIMESTAMP, events)))
+        nanos = kubelet_nanos(list(map(TIMESTAMP, events))) if is_plain_run(events) else None
         if nanos is None:
             return self._encode_each(events)
+        count = len(events)
         resource, prototypes = self._context(events[0])
         observed = now_nanos()
-        streams = list(map(_STREAM, events))
+        streams = list(map(STREAM, events))
         of_stream = {stream: self._prototype(events[streams.index(stream)], prototypes, observed) for stream in set(streams)}
         chosen = list(map(of_stream.__getitem__, streams))
         records: list[bytes] = []
         append = records.append
         try:
             for record, body, serialize, time_unix_nano, message in zip(
-                map(_RECORD, chosen), map(_BODY, chosen), map(_SERIALIZE, chosen), nanos, map(_MESSAGE, events)
+                map(_RECORD, chosen), map(_BODY, chosen), map(_SERIALIZE, chosen), nanos, map(MESSAGE, events)
             ):
                 record.time_unix_nano = time_unix_nano
                 body.string_value = message
