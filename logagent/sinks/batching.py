@@ -75,10 +75,10 @@ def ordering_key(event: LogEvent) -> Hashable:
 class BatchTracker:
     """Releases an input batch when all requests holding its events are done."""
 
-    __slots__ = ("batch", "parts")
+    __slots__ = ("acks", "parts")
 
     def __init__(self, batch: Batch) -> None:
-        self.batch = batch
+        self.acks = batch.acks
         #: one part is held by the dispatcher until every event is placed
         self.parts = 1
 
@@ -88,7 +88,8 @@ class BatchTracker:
     def part_done(self) -> None:
         self.parts -= 1
         if self.parts == 0:
-            self.batch.release()
+            for group in self.acks:
+                group.release()
 
 
 class RequestBatch:
@@ -100,11 +101,13 @@ class RequestBatch:
     them to the dead-letter file.
     """
 
-    __slots__ = ("lane", "parts", "events", "nbytes", "trackers", "keys", "attempts")
+    __slots__ = ("lane", "parts", "bounds", "events", "nbytes", "trackers", "keys", "attempts")
 
     def __init__(self, lane: int) -> None:
         self.lane = lane
         self.parts: list[bytes] = []
+        #: (len(parts), nbytes) after each run appended: runs are written without measuring them again
+        self.bounds: list[tuple[int, int]] = []
         self.events = 0
         #: body size before compression
         self.nbytes = 0
@@ -211,9 +214,13 @@ class LaneBatcher:
                     ready.append(request)
                     self.current, self.deadline = None, None
                     continue
-            request.parts += parts[start * per : end * per]
+            if start == 0 and end == count and not request.parts:
+                request.parts = parts  # the whole run starts the request: no copy
+            else:
+                request.parts += parts[start * per : end * per] if start or end < count else parts
             request.events += end - start
             request.nbytes += taken
+            request.bounds.append((len(request.parts), request.nbytes))
             if not request.trackers or request.trackers[-1] is not tracker:
                 request.trackers.append(tracker)
                 tracker.add_part()

@@ -25,7 +25,6 @@ import os
 from collections import Counter
 from collections.abc import Callable
 
-import aiohttp
 import structlog
 
 from logagent.acks import ACK_WAITS, Batch
@@ -43,6 +42,7 @@ from logagent.sinks.http_config import (
     RetryConfig,
     TlsConfig,
 )
+from logagent.sinks.http_client import HttpClient
 from logagent.sinks.http_delivery import Delivery
 from logagent.sinks.http_protocol import HttpProtocol, protocol_for
 from logagent.sinks.tls import build_ssl_context
@@ -79,7 +79,7 @@ class HttpSink(Sink):
         config.validate()
         self.config = config
         self.protocol = protocol or protocol_for(config.encoding)
-        self._session: aiohttp.ClientSession | None = None
+        self._client: HttpClient | None = None
         self._bodies = BodyBuilder(component_id, config.compression, config.compression_level)
         self.dead_letter = (
             DeadLetterFile(dead_letter_path(data_dir, component_id), config.dead_letter.max_bytes)
@@ -160,25 +160,23 @@ class HttpSink(Sink):
     # -- lifecycle ---------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the connection pool; raises ``ValueError("tls.<key>: ...")`` for unusable TLS files."""
+        """Ready the connections; raises ``ValueError("tls.<key>: ...")`` for unusable TLS files."""
         ssl_context = build_ssl_context(self.config.tls) if self.config.uri.startswith("https") else None
-        connector = aiohttp.TCPConnector(limit=self.config.request.concurrency, ssl=ssl_context or True)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=self.config.request.timeout_secs),
-            auto_decompress=True,
-            raise_for_status=False,
+        self._client = HttpClient(
+            timeout_secs=self.config.request.timeout_secs,
+            ssl_context=ssl_context,
+            max_idle=self.config.request.concurrency,
         )
-        self._delivery.session = self._session
+        self._delivery.client = self._client
 
     async def stop(self) -> None:
         self._bodies.close()
-        if self._session is not None:
-            await self._session.close()
-            self._session = self._delivery.session = None
+        if self._client is not None:
+            await self._client.close()
+            self._client = self._delivery.client = None
 
     async def run(self, inbox: BatchQueue) -> None:
-        if self._session is None:
+        if self._client is None:
             await self.start()
         async with asyncio.TaskGroup() as workers:
             for lane in range(len(self._lanes)):

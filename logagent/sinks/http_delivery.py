@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from collections import Counter, deque
 
-import aiohttp
 import structlog
 
 from logagent.observe.ratelimit import RateLimiter
@@ -23,7 +22,7 @@ from logagent.sinks.batching import RequestBatch
 from logagent.sinks.compression import BodyBuilder, StreamedBody
 from logagent.sinks.dead_letter import DeadLetterFile
 from logagent.sinks.http_config import HttpSinkConfig, redact_uri
-from logagent.sinks.http_payload import BodyPayload
+from logagent.sinks.http_client import HttpClient, MalformedAnswer
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.retry import Backoff, is_retryable_status, parse_retry_after
 
@@ -32,6 +31,9 @@ RETRY_LOG_INTERVAL_SECS = 60.0
 DROP_LOG_INTERVAL_SECS = 300.0
 #: How much of a rejected request's answer is logged.
 _ANSWER_SNIPPET_BYTES = 200
+#: How much of an answer is kept: the start of one not read by the protocol, all of one it reads (up to a bound)
+_ANSWER_KEPT_BYTES = 4096
+_ANSWER_READ_BYTES = 64 * 1024 * 1024
 
 
 class RetryLater(Exception):
@@ -57,7 +59,7 @@ class Rejected(Exception):
 class Delivery:
     """Sends request batches of one sink and counts the outcome.
 
-    ``session`` is set by the sink once its connection pool is open.
+    ``client`` is set by the sink once it is started.
     ``dead_letter`` None means rejected records are only counted and logged.
     """
 
@@ -80,7 +82,7 @@ class Delivery:
         self._backoff = Backoff(config.retry.initial_backoff_secs, config.retry.max_backoff_secs)
         self._uri_for_logs = redact_uri(config.uri)
         self._log_limiter = RateLimiter()
-        self.session: aiohttp.ClientSession | None = None
+        self.client: HttpClient | None = None
         self.events_sent = 0
         self.bytes_sent = 0
         #: requests by status class: 2xx, 4xx, 5xx, error...
@@ -107,11 +109,12 @@ class Delivery:
         pending: deque[list[bytes]] = deque([request.parts])
         request.parts = []
         nbytes: int | None = request.nbytes  # known for the whole request only
+        bounds = request.bounds
         record_retries = 0
         while pending:
             parts = pending.popleft()
             try:
-                outcome = await self._send_part(parts, request, nbytes)
+                outcome = await self._send_part(parts, request, nbytes, bounds)
             except Rejected as rejected:
                 count = len(parts) // per
                 if rejected.status == 413 and count > 1:
@@ -122,7 +125,7 @@ class Delivery:
                 self._give_up(parts, rejected)
                 continue
             finally:
-                nbytes = None
+                nbytes, bounds = None, []
             if outcome is None:
                 self.events_sent += len(parts) // per
                 continue
@@ -144,11 +147,13 @@ class Delivery:
         self.events_sent += len(parts) // per - len(outcome.retry) - len(outcome.dead_letter)
         return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
 
-    async def _send_part(self, parts: list[bytes], request: RequestBatch, nbytes: int | None) -> Outcome | None:
+    async def _send_part(
+        self, parts: list[bytes], request: RequestBatch, nbytes: int | None, bounds: list[tuple[int, int]]
+    ) -> Outcome | None:
         """Send one body until answered for good: its outcome, or ``Rejected``."""
         if nbytes is None:
             nbytes = sum(map(len, parts))
-        body = await self._bodies.build(self._protocol, parts, nbytes)
+        body = await self._bodies.build(self._protocol, parts, nbytes, bounds)
         max_attempts = self._config.retry.max_attempts
         attempts = 0
         while True:
@@ -197,35 +202,36 @@ class Delivery:
         return await self._send_to(self._config.uri, body, parts)
 
     async def _send_to(self, uri: str, body: bytes | StreamedBody, parts: list[bytes]) -> Outcome | None:
-        assert self.session is not None, "the sink was not started"
+        assert self.client is not None, "the sink was not started"
         headers = self._headers()
         sent_authorization = headers.get("Authorization")
+        reads_answer = self._protocol.reads_answer
         self.in_flight += 1
         try:
-            async with self.session.request(
+            answer = await self.client.request(
                 self._config.method.upper(),
                 uri,
-                data=BodyPayload(body),
-                headers=headers,
-                allow_redirects=False,
-            ) as response:
-                status = response.status
-                if 200 <= status <= 299:
-                    answer = await response.read()
-                    self.requests["2xx"] += 1
-                    return self._interpret(answer, parts) if self._protocol.reads_answer else None
-                self.requests[f"{status // 100}xx"] += 1
-                answer = await response.content.read(4096)
-                retry_after = response.headers.get("Retry-After")
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                headers,
+                body,
+                keep=_ANSWER_READ_BYTES if reads_answer else _ANSWER_KEPT_BYTES,
+            )
+        except (OSError, MalformedAnswer, TimeoutError) as exc:
             self.requests["error"] += 1
-            reason = "timeout" if isinstance(exc, asyncio.TimeoutError) else "connection"
+            reason = "timeout" if isinstance(exc, TimeoutError) else "connection"
             raise RetryLater(reason, detail=self._describe(exc)) from None
+        except ValueError as exc:  # a header no HTTP request can carry (a token file's content, say)
+            self.requests["error"] += 1
+            raise RetryLater("invalid_header", detail=self._describe(exc)) from None
         finally:
             self.in_flight -= 1
-        snippet = self._redactor.redact(answer[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace"))
+        status = answer.status
+        if 200 <= status <= 299:
+            self.requests["2xx"] += 1
+            return self._interpret(answer.body, parts) if reads_answer else None
+        self.requests[f"{status // 100}xx"] += 1
+        snippet = self._redactor.redact(answer.body[:_ANSWER_SNIPPET_BYTES].decode("utf-8", "replace"))
         if is_retryable_status(status):
-            raise RetryLater(f"http_{status}", delay=parse_retry_after(retry_after), detail=snippet)
+            raise RetryLater(f"http_{status}", delay=parse_retry_after(answer.headers.get("retry-after")), detail=snippet)
         if status == 401 and self._credentials.from_file and self._token_changed(sent_authorization):
             raise RetryLater("token_rotated", delay=0.0)
         raise Rejected(f"http_{status}", status, snippet)
