@@ -10,6 +10,7 @@ import pytest
 from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
+from logagent.sinks import batching
 from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
 from logagent.sinks.compression import gzip_compressor, make_compressor, validate_level, zstd_compressor
 from logagent.sinks.http_protocol import protocol_for
@@ -146,9 +147,11 @@ def test_compression_levels_are_checked_per_kind():
         assert str(error.value) == message
 
 
-def test_cuts_keep_every_record_in_order_within_both_limits():
+@pytest.mark.parametrize("block", [1022, 4, 5])  # parts per measured block: runs span many of the small ones
+def test_cuts_keep_every_record_in_order_within_both_limits(block, monkeypatch):
     import random
 
+    monkeypatch.setattr(batching, "SIZE_BLOCK", block)
     rng = random.Random(7)
     for _ in range(200):
         max_events, max_bytes = rng.randint(1, 12), rng.randint(20, 400)
@@ -168,5 +171,9 @@ def test_cuts_keep_every_record_in_order_within_both_limits():
             assert len(joined) == request.events <= max_events
             assert request.nbytes == sum(map(len, joined))
             assert request.nbytes <= max_bytes or request.events == 1  # an oversized record goes alone
+            # the writer trusts these sizes: each bound is the byte count of the parts before it
+            assert request.bounds[-1] == (len(request.parts), request.nbytes)
+            assert all(size == sum(map(len, request.parts[:end])) for end, size in request.bounds)
+            assert [end for end, _ in request.bounds] == sorted({end for end, _ in request.bounds})
             records += joined
         assert records == sent

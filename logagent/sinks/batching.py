@@ -106,7 +106,8 @@ class RequestBatch:
     def __init__(self, lane: int) -> None:
         self.lane = lane
         self.parts: list[bytes] = []
-        #: (len(parts), nbytes) after each run appended: runs are written without measuring them again
+        #: (len(parts), nbytes) where each run appended, and each measured block in it, ends:
+        #: the writer sends them without measuring them again
         self.bounds: list[tuple[int, int]] = []
         self.events = 0
         #: body size before compression
@@ -150,6 +151,42 @@ class KeyRouter:
 
     def pending_keys(self) -> int:
         return len(self._assigned)
+
+
+#: parts per measured block of a run: a writev group (IOV_MAX, 1024 on Linux) with room for the request head
+SIZE_BLOCK = 1022
+
+
+class RunSizes:
+    """Byte counts of a run's parts, measured once, in blocks of ``SIZE_BLOCK`` parts.
+
+    Measuring is a pass over every part (``len`` of each); with the block
+    sums, the requests cut from the run and the writev groups written from
+    them need at most a block's worth more.
+    """
+
+    __slots__ = ("parts", "ends")
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+        #: bytes of parts[: (i + 1) * SIZE_BLOCK], for each block i
+        self.ends = list(
+            accumulate(sum(map(len, parts[i : i + SIZE_BLOCK])) for i in range(0, len(parts), SIZE_BLOCK))
+        )
+
+    @property
+    def total(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def before(self, index: int) -> int:
+        """Bytes of ``parts[:index]``."""
+        block, inside = divmod(index, SIZE_BLOCK)
+        done = self.ends[block - 1] if block else 0
+        return done + sum(map(len, self.parts[index - inside : index])) if inside else done
+
+    def block_ends(self, start: int, end: int) -> range:
+        """Part indices strictly between ``start`` and ``end`` where a block ends."""
+        return range((start // SIZE_BLOCK + 1) * SIZE_BLOCK, end, SIZE_BLOCK)
 
 
 class LaneBatcher:
@@ -199,28 +236,34 @@ class LaneBatcher:
             self.dropped["unencodable"] += skipped
         per = self.protocol.parts_per_record
         count = len(parts) // per
-        rest = sum(map(len, parts))  # bytes of the records from ``start`` on
+        sizes = RunSizes(parts)
         start = 0
+        start_bytes = 0  # bytes of the records before ``start``
         while start < count:
             request = self.current
             if request is None:
                 request = self.current = RequestBatch(self.lane)
                 self.deadline = deadline()
+            rest = sizes.total - start_bytes
             if request.events + count - start <= self.max_events and request.nbytes + rest <= self.max_bytes:
                 end, taken = count, rest  # the common case: the rest of the run fits
             else:
-                end, taken = self._cut(parts, start, count, request)
+                end, taken = self._cut(sizes, start, start_bytes, count, request)
                 if end == start:  # nothing more fits: send it, the next request starts empty
                     ready.append(request)
                     self.current, self.deadline = None, None
                     continue
+            offset, offset_bytes = len(request.parts) - start * per, request.nbytes - start_bytes
             if start == 0 and end == count and not request.parts:
                 request.parts = parts  # the whole run starts the request: no copy
             else:
                 request.parts += parts[start * per : end * per] if start or end < count else parts
             request.events += end - start
             request.nbytes += taken
-            request.bounds.append((len(request.parts), request.nbytes))
+            bounds = request.bounds
+            for index in sizes.block_ends(start * per, end * per):
+                bounds.append((offset + index, offset_bytes + sizes.ends[index // SIZE_BLOCK - 1]))
+            bounds.append((len(request.parts), request.nbytes))
             if not request.trackers or request.trackers[-1] is not tracker:
                 request.trackers.append(tracker)
                 tracker.add_part()
@@ -228,19 +271,23 @@ class LaneBatcher:
             if request.events >= self.max_events or end < count:
                 ready.append(request)
                 self.current, self.deadline = None, None
-            start, rest = end, rest - taken
+            start, start_bytes = end, start_bytes + taken
         return skipped
 
-    def _cut(self, parts: list[bytes], start: int, count: int, request: RequestBatch) -> tuple[int, int]:
+    def _cut(
+        self, sizes: RunSizes, start: int, start_bytes: int, count: int, request: RequestBatch
+    ) -> tuple[int, int]:
         """How many records from ``start`` fit the request (at least one if it is empty), and their size."""
         per = self.protocol.parts_per_record
         limit = min(count, start + self.max_events - request.events)
         room = self.max_bytes - request.nbytes
-        size = sum(map(len, parts[start * per : limit * per]))
+        size = sizes.before(limit * per) - start_bytes
         if size <= room:  # only the event count cuts: no sizes per record needed
             return limit, size
-        sizes = list(map(len, parts[start * per : limit * per]))
-        record_sizes = sizes if per == 1 else [sum(sizes[i : i + per]) for i in range(0, len(sizes), per)]
+        part_sizes = list(map(len, sizes.parts[start * per : limit * per]))
+        record_sizes = (
+            part_sizes if per == 1 else [sum(part_sizes[i : i + per]) for i in range(0, len(part_sizes), per)]
+        )
         cumulative = list(accumulate(record_sizes))
         fit = bisect_right(cumulative, room)
         if fit == 0 and not request.events:
