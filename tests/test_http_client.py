@@ -19,7 +19,6 @@ from logagent.sinks.http_client import (
     ServerDisconnected,
     _unsent,
     request_head,
-    write_groups,
 )
 from logagent.sinks.http_config import BatchConfig, TlsConfig
 from tests.test_sink_http import Feeder, delivered, make_config, pki, run_sink, tls_receiver  # noqa: F401 - fixtures
@@ -207,8 +206,8 @@ async def test_refused_connections_are_os_errors():
         await client.request("POST", f"http://127.0.0.1:{port}/", {}, b"x", keep=10)
 
 
-def streamed(parts: list[bytes], bounds: list[tuple[int, int]]) -> StreamedBody:
-    return StreamedBody(lambda: iter([b"".join(parts)]), sum(map(len, parts)), parts, bounds)
+def streamed(parts: list[bytes], groups: list[tuple[list[bytes], int]]) -> StreamedBody:
+    return StreamedBody(lambda: iter([b"".join(parts)]), sum(map(len, parts)), parts, groups)
 
 
 async def test_an_answer_before_the_whole_body_is_taken_is_the_answer():
@@ -233,40 +232,18 @@ async def test_a_large_body_to_a_slow_reader_arrives_whole_and_in_order(known_si
     # the socket takes only part of most writev calls: the rest goes through the transport, in order
     rng = random.Random(7)
     parts = [f"{i:06d}".encode() * rng.randint(1, 600) for i in range(6000)]  # ~11 MB
-    bounds, total = [], 0
-    for end in range(0, len(parts), 150):  # runs of 150 parts, like a file's chunk
-        total += sum(map(len, parts[end : end + 150]))
-        bounds.append((min(end + 150, len(parts)), total))
+    groups = [(parts[i : i + 150], sum(map(len, parts[i : i + 150]))) for i in range(0, len(parts), 150)]
     received: list[Request] = []
     async with Server(answering(OK, OK, received=received, chunk=4096), rcvbuf=8192) as server:
         client = HttpClient(timeout_secs=60)
         try:
             for _ in range(2):  # the second on the kept connection, after a body that filled it
-                body = streamed(parts, bounds if known_sizes else [])
+                body = streamed(parts, groups if known_sizes else [])
                 answer = await client.request("POST", server.url, {}, body, keep=10)
                 assert answer.status == 200
         finally:
             await client.close()
     assert [r.body == b"".join(parts) for r in received] == [True, True]
-
-
-def test_write_groups_end_where_runs_end_and_know_their_sizes():
-    rng = random.Random(3)
-    for _ in range(2000):
-        parts: list[bytes] = []
-        bounds: list[tuple[int, int]] = []
-        for _ in range(rng.randint(0, 8)):
-            parts += [bytes(rng.randint(0, 5)) for _ in range(rng.randint(1, 30))]
-            bounds.append((len(parts), sum(map(len, parts))))
-        bounds = bounds[: rng.randint(0, len(bounds))]  # parts after the last bound: sizes unknown
-        parts += [b"x" * rng.randint(0, 3) for _ in range(rng.randint(0, 5))]
-        limit = rng.randint(1, 20)
-        groups = list(write_groups(parts, bounds, limit))
-        assert [part for group, _ in groups for part in group] == parts
-        assert all(1 <= len(group) <= limit for group, _ in groups)
-        assert all(size == sum(map(len, group)) for group, size in groups if size is not None)
-    whole_runs = list(write_groups([b"a", b"bb", b"ccc", b"d"], [(2, 3), (4, 7)], 4))
-    assert whole_runs == [([b"a", b"bb", b"ccc", b"d"], 7)]
 
 
 def test_unsent_is_the_rest_after_the_bytes_sent():

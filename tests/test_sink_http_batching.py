@@ -171,9 +171,8 @@ def test_cuts_keep_every_record_in_order_within_both_limits(block, monkeypatch):
             assert len(joined) == request.events <= max_events
             assert request.nbytes == sum(map(len, joined))
             assert request.nbytes <= max_bytes or request.events == 1  # an oversized record goes alone
-            # the writer trusts these sizes: each bound is the byte count of the parts before it
-            assert request.bounds[-1] == (len(request.parts), request.nbytes)
-            assert all(size == sum(map(len, request.parts[:end])) for end, size in request.bounds)
-            assert [end for end, _ in request.bounds] == sorted({end for end, _ in request.bounds})
+            # the writer trusts these sizes: each group's is its byte count, and the groups are the parts
+            assert all(size == sum(map(len, group)) and 0 < len(group) <= block for group, size in request.groups)
+            assert [part for group, _ in request.groups for part in group] == request.parts
             records += joined
         assert records == sent

@@ -14,6 +14,7 @@ and releases the batch when the last part is finished.
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable
@@ -95,26 +96,45 @@ class BatchTracker:
 class RequestBatch:
     """The encoded records of one HTTP request and what finishing it releases.
 
-    ``parts`` holds ``parts_per_record`` byte strings per record (see
-    :class:`~logagent.sinks.http_protocol.HttpProtocol`); they are kept until
-    the request is finished: a 413 splits them, a permanent rejection writes
-    them to the dead-letter file.
+    The records are ``parts_per_record`` byte strings each (see
+    :class:`~logagent.sinks.http_protocol.HttpProtocol`), held in ``groups``:
+    lists of at most ``SIZE_BLOCK`` parts with their byte counts, often the
+    very blocks the run was measured in, so that the writer sends each with
+    one ``writev`` without copying or measuring it. ``parts`` is all of them
+    in one list, made on first use. They are kept until the request is
+    finished: a 413 splits them, a permanent rejection writes them to the
+    dead-letter file.
     """
 
-    __slots__ = ("lane", "parts", "bounds", "events", "nbytes", "trackers", "keys", "attempts")
+    __slots__ = ("lane", "groups", "_parts", "events", "nbytes", "trackers", "keys", "attempts")
 
     def __init__(self, lane: int) -> None:
         self.lane = lane
-        self.parts: list[bytes] = []
-        #: (len(parts), nbytes) where each run appended, and each measured block in it, ends:
-        #: the writer sends them without measuring them again
-        self.bounds: list[tuple[int, int]] = []
+        self.groups: list[tuple[list[bytes], int]] = []
+        self._parts: list[bytes] | None = None
         self.events = 0
         #: body size before compression
         self.nbytes = 0
         self.trackers: list[BatchTracker] = []
         self.keys: dict[Hashable, int] = {}
         self.attempts = 0
+
+    @property
+    def parts(self) -> list[bytes]:
+        if self._parts is None:
+            parts: list[bytes] = []
+            for group, _ in self.groups:
+                parts += group
+            self._parts = parts
+        return self._parts
+
+    def add_groups(self, groups: list[tuple[list[bytes], int]]) -> None:
+        self.groups += groups
+        self._parts = None
+
+    def release_parts(self) -> None:
+        """Drop the records (the caller holds what it still needs)."""
+        self.groups, self._parts = [], []
 
     def __len__(self) -> int:
         return self.events
@@ -154,25 +174,26 @@ class KeyRouter:
 
 
 #: parts per measured block of a run: a writev group (IOV_MAX, 1024 on Linux) with room for the request head
-SIZE_BLOCK = 1022
+SIZE_BLOCK = min(os.sysconf("SC_IOV_MAX"), 1024) - 2
 
 
 class RunSizes:
-    """Byte counts of a run's parts, measured once, in blocks of ``SIZE_BLOCK`` parts.
+    """A run's parts in blocks of ``SIZE_BLOCK``, each measured once.
 
     Measuring is a pass over every part (``len`` of each); with the block
-    sums, the requests cut from the run and the writev groups written from
-    them need at most a block's worth more.
+    sums, cutting requests from the run costs at most a block's worth more,
+    and whole blocks go into requests as they are (:meth:`groups`).
     """
 
-    __slots__ = ("parts", "ends")
+    __slots__ = ("parts", "blocks", "ends")
 
     def __init__(self, parts: list[bytes]) -> None:
         self.parts = parts
-        #: bytes of parts[: (i + 1) * SIZE_BLOCK], for each block i
-        self.ends = list(
-            accumulate(sum(map(len, parts[i : i + SIZE_BLOCK])) for i in range(0, len(parts), SIZE_BLOCK))
-        )
+        self.blocks = [parts] if len(parts) <= SIZE_BLOCK else [
+            parts[i : i + SIZE_BLOCK] for i in range(0, len(parts), SIZE_BLOCK)
+        ]
+        #: bytes of the blocks up to and including each
+        self.ends = list(accumulate(sum(map(len, block)) for block in self.blocks))
 
     @property
     def total(self) -> int:
@@ -182,11 +203,24 @@ class RunSizes:
         """Bytes of ``parts[:index]``."""
         block, inside = divmod(index, SIZE_BLOCK)
         done = self.ends[block - 1] if block else 0
-        return done + sum(map(len, self.parts[index - inside : index])) if inside else done
+        return done + sum(map(len, self.blocks[block][:inside])) if inside else done
 
-    def block_ends(self, start: int, end: int) -> range:
-        """Part indices strictly between ``start`` and ``end`` where a block ends."""
-        return range((start // SIZE_BLOCK + 1) * SIZE_BLOCK, end, SIZE_BLOCK)
+    def groups(self, start: int, end: int, start_bytes: int, end_bytes: int) -> list[tuple[list[bytes], int]]:
+        """``parts[start:end]`` (of ``end_bytes - start_bytes`` bytes) as groups with their sizes.
+
+        Whole blocks are shared, not copied; a block cut by ``start`` or
+        ``end`` is sliced.
+        """
+        groups = []
+        for index in range(start // SIZE_BLOCK, (end - 1) // SIZE_BLOCK + 1):
+            block = self.blocks[index]
+            first = index * SIZE_BLOCK
+            low, high = max(start, first), min(end, first + len(block))
+            low_bytes = start_bytes if low == start else self.ends[index - 1] if index else 0
+            high_bytes = end_bytes if high == end else self.ends[index]
+            part = block if high - low == len(block) else block[low - first : high - first]
+            groups.append((part, high_bytes - low_bytes))
+        return groups
 
 
 class LaneBatcher:
@@ -253,17 +287,9 @@ class LaneBatcher:
                     ready.append(request)
                     self.current, self.deadline = None, None
                     continue
-            offset, offset_bytes = len(request.parts) - start * per, request.nbytes - start_bytes
-            if start == 0 and end == count and not request.parts:
-                request.parts = parts  # the whole run starts the request: no copy
-            else:
-                request.parts += parts[start * per : end * per] if start or end < count else parts
+            request.add_groups(sizes.groups(start * per, end * per, start_bytes, start_bytes + taken))
             request.events += end - start
             request.nbytes += taken
-            bounds = request.bounds
-            for index in sizes.block_ends(start * per, end * per):
-                bounds.append((offset + index, offset_bytes + sizes.ends[index // SIZE_BLOCK - 1]))
-            bounds.append((len(request.parts), request.nbytes))
             if not request.trackers or request.trackers[-1] is not tracker:
                 request.trackers.append(tracker)
                 tracker.add_part()

@@ -136,21 +136,25 @@ class BodyBuilder:
         return self._compress(protocol.body_pieces(parts, PIECE_RECORDS))
 
     async def build(
-        self, protocol: HttpProtocol, parts: Sequence[bytes], nbytes: int, bounds: Sequence[tuple[int, int]] = ()
+        self,
+        protocol: HttpProtocol,
+        parts: Sequence[bytes],
+        nbytes: int,
+        groups: Sequence[tuple[Sequence[bytes], int]] = (),
     ) -> bytes | StreamedBody:
         """The body of the records in ``parts`` (about ``nbytes`` uncompressed), compressed as configured.
 
         Uncompressed and large, it is a :class:`StreamedBody` when the
         protocol knows its size: never whole in memory, its parts written
-        unjoined when they are the body (:meth:`HttpProtocol.body_parts`), in
-        groups along ``bounds`` (see :class:`StreamedBody`) when given.
+        unjoined when they are the body (:meth:`HttpProtocol.body_parts`), as
+        ``groups`` (see :class:`StreamedBody`) when given.
         """
         if self._compress is None:
             size = protocol.body_size(parts, nbytes) if nbytes >= APART_BYTES else None
             if size is not None:
                 pieces = partial(protocol.body_pieces, parts, PIECE_RECORDS)
                 body_parts = protocol.body_parts(parts)
-                return StreamedBody(pieces, size, body_parts, bounds if body_parts is not None else ())
+                return StreamedBody(pieces, size, body_parts, groups if body_parts is not None else ())
             return protocol.build_body(parts)  # one join, cheaper than a thread hop
         if nbytes < INLINE_BODY_BYTES:
             return self._compressed(protocol, parts)
@@ -173,9 +177,9 @@ class StreamedBody:
     size: int
     #: when the body is exactly these parts one after another: written unjoined
     parts: Sequence[bytes] | None = None
-    #: (parts, bytes) of ``parts`` at the end of each run of them whose size is known, in order:
-    #: the writer sends whole runs without measuring them again
-    bounds: Sequence[tuple[int, int]] = ()
+    #: ``parts`` again, as consecutive groups of at most IOV_MAX - 1 with their byte counts
+    #: (empty: not known): each goes to the socket as it is, without measuring or slicing
+    groups: Sequence[tuple[Sequence[bytes], int]] = ()
 
     def __len__(self) -> int:
         return self.size

@@ -228,7 +228,7 @@ class _Connection(asyncio.Protocol):
         sock = transport.get_extra_info("socket")
         fd = sock.fileno() if sock is not None and transport.get_extra_info("sslcontext") is None else -1
         first = True
-        for group, size in write_groups(body.parts or (), body.bounds, IOV_MAX - 1):
+        for group, size in body.groups or write_groups(body.parts or (), IOV_MAX - 1):
             if first:  # the head goes out with the first parts
                 group, size, first = [head, *group], size + len(head) if size is not None else None, False
             if fd >= 0 and not transport.get_write_buffer_size() and not transport.is_closing():
@@ -276,34 +276,10 @@ class _Connection(asyncio.Protocol):
         return not self.closed and (answer is None or answer.done()) and not self.transport.is_closing()  # type: ignore[union-attr]
 
 
-def write_groups(
-    parts: Sequence[bytes], bounds: Sequence[tuple[int, int]], limit: int
-) -> Iterator[tuple[Sequence[bytes], int | None]]:
-    """``parts`` in consecutive groups of at most ``limit``, each with its byte count when ``bounds`` tell it.
-
-    ``bounds`` are (parts, bytes) at the ends of runs of known size, in order;
-    groups end where runs do, so their sizes need no measuring. A run longer
-    than ``limit``, and parts after the last bound, go in groups of unknown
-    size (None).
-    """
-    start = start_bytes = 0  # the first part not yet given out, and the bytes before it
-    end = end_bytes = 0  # the last bound seen
-    for bound, bound_bytes in bounds:
-        if bound - start > limit:
-            if end > start:  # the whole runs gathered so far
-                yield parts[start:end], end_bytes - start_bytes
-                start, start_bytes = end, end_bytes
-            if bound - start > limit:  # a run longer than a group on its own
-                while bound - start > limit:
-                    yield parts[start : start + limit], None
-                    start += limit
-                yield parts[start:bound], None
-                start, start_bytes = bound, bound_bytes
-        end, end_bytes = bound, bound_bytes
-    if end > start:
-        yield parts[start:end], end_bytes - start_bytes
-    for first in range(max(start, end), len(parts), limit):
-        yield parts[first : first + limit], None
+def write_groups(parts: Sequence[bytes], limit: int) -> Iterator[tuple[Sequence[bytes], None]]:
+    """``parts`` in consecutive groups of at most ``limit``, of sizes not known (None)."""
+    for start in range(0, len(parts), limit):
+        yield parts[start : start + limit], None
 
 
 def _writev(fd: int, group: Sequence[bytes]) -> int:

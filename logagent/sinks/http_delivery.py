@@ -107,14 +107,14 @@ class Delivery:
         """
         per = self._protocol.parts_per_record
         pending: deque[list[bytes]] = deque([request.parts])
-        request.parts = []
-        nbytes: int | None = request.nbytes  # known for the whole request only
-        bounds = request.bounds
+        groups = request.groups  # known for the whole request only, like its size
+        request.release_parts()
+        nbytes: int | None = request.nbytes
         record_retries = 0
         while pending:
             parts = pending.popleft()
             try:
-                outcome = await self._send_part(parts, request, nbytes, bounds)
+                outcome = await self._send_part(parts, request, nbytes, groups)
             except Rejected as rejected:
                 count = len(parts) // per
                 if rejected.status == 413 and count > 1:
@@ -125,7 +125,7 @@ class Delivery:
                 self._give_up(parts, rejected)
                 continue
             finally:
-                nbytes, bounds = None, []
+                nbytes, groups = None, []
             if outcome is None:
                 self.events_sent += len(parts) // per
                 continue
@@ -148,12 +148,12 @@ class Delivery:
         return [part for index in outcome.retry for part in parts[index * per : (index + 1) * per]]
 
     async def _send_part(
-        self, parts: list[bytes], request: RequestBatch, nbytes: int | None, bounds: list[tuple[int, int]]
+        self, parts: list[bytes], request: RequestBatch, nbytes: int | None, groups: list[tuple[list[bytes], int]]
     ) -> Outcome | None:
         """Send one body until answered for good: its outcome, or ``Rejected``."""
         if nbytes is None:
             nbytes = sum(map(len, parts))
-        body = await self._bodies.build(self._protocol, parts, nbytes, bounds)
+        body = await self._bodies.build(self._protocol, parts, nbytes, groups)
         max_attempts = self._config.retry.max_attempts
         attempts = 0
         while True:
