@@ -126,6 +126,18 @@ async def test_answers_in_each_framing_are_read_whole_on_one_kept_connection():
     assert received[0].headers["user-agent"].startswith("logagent/")
 
 
+async def test_an_interim_answer_is_passed_over_for_the_real_one():
+    interim_then_real = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone"
+    async with Server(answering(interim_then_real, OK)) as server:
+        client = HttpClient(timeout_secs=10)
+        try:
+            first = await client.request("POST", server.url, {}, b"x", keep=100)
+            second = await client.request("POST", server.url, {}, b"y", keep=100)
+        finally:
+            await client.close()
+    assert (first.status, first.body, second.status) == (201, b"done", 200)
+
+
 async def test_only_the_asked_for_bytes_of_an_answer_are_kept_and_the_connection_stays_usable():
     long_answer = b"HTTP/1.1 400 Bad\r\nContent-Length: 10000\r\n\r\n" + b"e" * 10000
     async with Server(answering(long_answer, OK)) as server:

@@ -89,6 +89,7 @@ def test_unknown_or_bad_values_are_rejected(data, path):
         ({"request": {"timeout_secs": 0}}, "request.timeout_secs: must be greater than 0"),
         ({"request": {"headers": {"Content-Encoding": "br"}}}, "request.headers.Content-Encoding: is set by the sink"),
         ({"request": {"headers": {"Authorization": "x"}}}, "request.headers.Authorization: conflicts with auth"),
+        ({"request": {"headers": {"X-Tenant": "a\r\nX-Other: b"}}}, "request.headers.X-Tenant: the value must be"),
         ({"batch": {"max_events": 0}}, "batch.max_events: must be at least 1"),
         ({"batch": {"timeout_secs": 0}}, "batch.timeout_secs: must be greater than 0"),
         ({"retry": {"initial_backoff_secs": 2, "max_backoff_secs": 1}}, "retry.max_backoff_secs: must be at least"),
@@ -241,7 +242,7 @@ def test_the_config_module_does_not_import_the_wire_libraries():
     code = (
         "import sys, logagent.sinks.http_config as c\n"
         "c.HttpSinkConfig(inputs=['a'], uri='http://x', compression='zstd', compression_level=3).validate()\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'aiohttp', 'zstandard', 'isal'}))\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'aiohttp', 'httptools', 'zstandard', 'isal'}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -17,6 +17,8 @@ HTTP_SINK_MODULES = (
     "logagent.sinks.http",
     "logagent.sinks.backend",
     "logagent.sinks.batching",
+    "logagent.sinks.http_client",
+    "httptools",
     "logagent.sinks.elasticsearch",
     "logagent.sinks.elasticsearch_bulk",
     "logagent.sinks.loki",

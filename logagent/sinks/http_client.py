@@ -169,6 +169,10 @@ class _Connection(asyncio.Protocol):
             self._kept += len(piece)
 
     def on_message_complete(self) -> None:
+        if 100 <= self._parser.get_status_code() < 200:  # an interim answer (100 Continue, 103): the real one follows
+            self._headers, self._body, self._kept = {}, [], 0
+            self._headers_done = self._delimited = False
+            return
         self._finish()
         if not self._parser.should_keep_alive():
             self.closed = True

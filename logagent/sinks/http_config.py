@@ -177,6 +177,9 @@ def _validate_request(request: RequestConfig, has_auth: bool) -> None:
             raise ValueError(f"request.headers.{name}: conflicts with auth; use one of them")
         if not name or any(c in name for c in " \t\r\n:"):
             raise ValueError(f"request.headers.{name}: not a valid header name")
+        value = request.headers[name]
+        if "\r" in value or "\n" in value or not value.isprintable() or not value.isascii():
+            raise ValueError(f"request.headers.{name}: the value must be printable ASCII on one line")
 
 
 def _validate_retry(retry: RetryConfig) -> None:
