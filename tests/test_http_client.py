@@ -243,10 +243,10 @@ async def test_an_answer_before_the_whole_body_is_taken_is_the_answer():
 async def test_a_large_body_to_a_slow_reader_arrives_whole_and_in_order(known_sizes):
     # the socket takes only part of most writev calls: the rest goes through the transport, in order
     rng = random.Random(7)
-    parts = [f"{i:06d}".encode() * rng.randint(1, 600) for i in range(6000)]  # ~11 MB
+    parts = [f"{i:06d}".encode() * rng.randint(1, 400) for i in range(5000)]  # ~6 MB
     groups = [(parts[i : i + 150], sum(map(len, parts[i : i + 150]))) for i in range(0, len(parts), 150)]
     received: list[Request] = []
-    async with Server(answering(OK, OK, received=received, chunk=4096), rcvbuf=8192) as server:
+    async with Server(answering(OK, OK, received=received, chunk=32768), rcvbuf=8192) as server:
         client = HttpClient(timeout_secs=60)
         try:
             for _ in range(2):  # the second on the kept connection, after a body that filled it
