@@ -16,7 +16,10 @@ count is checked against the number of records. Reported per sink (medians of
 all threads, start-up included and, "steady", with the start-up of a tiny
 tree subtracted), wall records/s, bytes per line on the wire (the receiver's
 count of request body bytes as sent), and the agent's peak RSS; the ratios to
-the console sink of the same run are the figures to quote. ``--profile DIR``
+the console sink of the same run are the figures to quote: "vs console" is
+the ratio of the medians, "vs console, median per round" the median of each
+round's ratio (rounds are interleaved, so this one cancels the machine's
+drift between rounds), "per round" lists them. ``--profile DIR``
 runs each http variant once more under py-spy (``--subprocesses``, raw
 collapsed stacks into DIR).
 
@@ -242,13 +245,16 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], recei
     wall_s, cpu_s = median([m.wall for m in startup]), median([m.cpu for m in startup])
     rows = []
     base: tuple[float, float] | None = None
+    console = [m.cpu for m in next(iter(results.values()))]
     control = records / median([m.cpu for m in results[CONTROL]]) if results.get(CONTROL) else None
     for name, ms in results.items():
         wall, cpu = median([m.wall for m in ms]), median([m.cpu for m in ms])
         per_cpu, steady = records / cpu, records / max(cpu - cpu_s, 1e-9)
         base = base or (per_cpu, steady)
         wire_bytes = f"{median(wire[name]) / records:.1f}" if wire[name] else "-"
-        rows.append([name, per_cpu, f"{per_cpu / base[0]:.2f}", steady, f"{steady / base[1]:.2f}",
+        per_run = [c / m.cpu for c, m in zip(console, ms)]  # lines per CPU-s against console's, round by round
+        rows.append([name, per_cpu, f"{per_cpu / base[0]:.2f}", f"{median(per_run):.2f}",
+                     " ".join(f"{r:.2f}" for r in per_run), steady, f"{steady / base[1]:.2f}",
                      f"{per_cpu / control:.2f}" if control else "-",
                      records / wall if wall == wall else "-", wire_bytes,
                      f"{median(receiver_cpu[name]):.2f}" if receiver_cpu[name] else "-",
@@ -256,7 +262,8 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], recei
     head = (f"## HTTP shipping: {records:,} records (20 files, enriched, no filter); medians of {args.runs} runs; "
             f"receiver: {args.receiver}"
             + (f"; http batch.max_events: {args.max_events}" if args.max_events else "") + "\n\n")
-    body = table(["sink", "lines/CPU-s", "vs console", "lines/CPU-s (steady)", "steady vs console",
+    body = table(["sink", "lines/CPU-s", "vs console", "vs console, median per round", "per round",
+                  "lines/CPU-s (steady)", "steady vs console",
                   f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "receiver CPU-s",
                   "peak RSS MiB"], rows)
     return (head + body + f"\n\nagent start-up (subtracted for 'steady'): {wall_s:.2f} s wall, {cpu_s:.2f} s CPU; "

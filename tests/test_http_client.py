@@ -17,11 +17,20 @@ from logagent.sinks.http_client import (
     HttpClient,
     MalformedAnswer,
     ServerDisconnected,
+    StaleConnection,
     _unsent,
     request_head,
 )
-from logagent.sinks.http_config import BatchConfig, TlsConfig
-from tests.test_sink_http import Feeder, delivered, make_config, pki, run_sink, tls_receiver  # noqa: F401 - fixtures
+from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig, TlsConfig
+from tests.test_sink_http import (  # noqa: F401 - fixtures
+    Feeder,
+    delivered,
+    make_config,
+    pki,
+    receiver,
+    run_sink,
+    tls_receiver,
+)
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -167,6 +176,44 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used_again():
         finally:
             await client.close()
     assert server.connections == 3
+
+
+async def test_a_kept_connection_closed_before_any_answer_is_stale_and_the_next_request_connects_anew():
+    received: list[Request] = []
+
+    async def closes_the_second_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first_connection = server.connections == 1
+        received.append(await read_request(reader))
+        writer.write(OK)
+        await writer.drain()
+        if first_connection:  # keep-alive announced, but the next request meets a closing server
+            received.append(await read_request(reader))
+            return
+        await reader.read()
+
+    async with Server(closes_the_second_request) as server:
+        client = HttpClient(timeout_secs=10)
+        try:
+            assert (await client.request("POST", server.url, {}, b"n0", keep=10)).status == 200
+            with pytest.raises(StaleConnection):
+                await client.request("POST", server.url, {}, b"n1", keep=10)
+            assert (await client.request("POST", server.url, {}, b"n1", keep=10)).status == 200
+        finally:
+            await client.close()
+    assert server.connections == 2 and [r.body for r in received] == [b"n0", b"n1", b"n1"]
+
+
+async def test_a_sink_resends_at_once_when_a_kept_connection_was_stale(receiver):
+    receiver.fail_next("ok", "reset")  # the second request finds its kept connection dropped
+    feeder = Feeder()
+    config = make_config(
+        receiver.url,
+        batch=BatchConfig(max_events=2, timeout_secs=0.01),
+        request=RequestConfig(concurrency=1),
+        retry=RetryConfig(initial_backoff_secs=30.0, max_backoff_secs=30.0),  # a backoff would outlast the test
+    )
+    sink = await run_sink(config, [feeder.batch(feeder.events(1, 2)), feeder.batch(feeder.events(1, 2))])
+    assert sink.retries == {"stale_connection": 1} and delivered(receiver) == feeder.sent and feeder.all_acked()
 
 
 async def test_a_connection_lost_before_the_whole_answer_is_an_os_error():

@@ -11,7 +11,8 @@ TLS, connecting and flow control are asyncio's.
 A connection is used for one request at a time and kept for the next while
 the server keeps it alive; idle connections the server closed are dropped
 before use. Errors: ``OSError`` (connecting, a connection lost before the
-whole answer, :class:`ServerDisconnected`), :class:`MalformedAnswer`, and
+whole answer, :class:`ServerDisconnected`, :class:`StaleConnection` when it
+was a kept connection that gave no answer at all), :class:`MalformedAnswer`, and
 ``TimeoutError`` when a request with its answer takes longer than
 ``timeout_secs``.
 """
@@ -38,6 +39,12 @@ USER_AGENT = f"logagent/{__version__}"
 
 class ServerDisconnected(ConnectionError):
     """The server closed the connection before its whole answer arrived."""
+
+
+class StaleConnection(ServerDisconnected):
+    """A kept-alive connection was closed with no answer begun: the server
+    most likely closed it while idle, as the request left. Worth sending again
+    at once (on a new connection)."""
 
 
 class MalformedAnswer(Exception):
@@ -117,6 +124,8 @@ class _Connection(asyncio.Protocol):
         self._headers_done = False
         self._delimited = False
         self._writable: asyncio.Future[None] | None = None
+        #: some of the current request's answer arrived
+        self.answered = False
 
     # -- asyncio.Protocol ------------------------------------------------------
 
@@ -124,6 +133,7 @@ class _Connection(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.answered = True
         if self._answer is None or self._answer.done():
             self._fail(MalformedAnswer("bytes from the server while no request was waiting"))
             return
@@ -186,7 +196,7 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         self._answer = asyncio.get_running_loop().create_future()
         self._keep, self._kept, self._body, self._headers = keep, 0, [], {}
-        self._headers_done = self._delimited = False
+        self._headers_done = self._delimited = self.answered = False
         answer = self._answer
         try:
             await self._write(head, body)
@@ -326,9 +336,17 @@ class HttpClient:
             endpoint = self._endpoints[uri] = Endpoint.parse(uri)
         head = request_head(method, endpoint, headers, len(body))
         async with asyncio.timeout(self._timeout):
-            connection = await self._connection(endpoint)
+            connection = self._kept(endpoint)
+            reused = connection is not None
+            if connection is None:
+                connection = await self._connect(endpoint)
             try:
                 answer = await connection.exchange(head, body, keep)
+            except (ServerDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self._discard(connection)
+                if reused and not connection.answered:
+                    raise StaleConnection(f"kept connection closed by the server: {exc}") from exc
+                raise
             except BaseException:
                 self._discard(connection)
                 raise
@@ -340,13 +358,17 @@ class HttpClient:
             self._discard(connection)
         self._idle.clear()
 
-    async def _connection(self, endpoint: Endpoint) -> _Connection:
+    def _kept(self, endpoint: Endpoint) -> _Connection | None:
+        """A kept-alive connection to ``endpoint`` the server has not closed, if there is one."""
         idle = self._idle.get((endpoint.scheme, endpoint.host, endpoint.port))
         while idle:
             connection = idle.pop()
             if connection.idle:
                 return connection
             self._discard(connection)
+        return None
+
+    async def _connect(self, endpoint: Endpoint) -> _Connection:
         loop = asyncio.get_running_loop()
         tls: ssl.SSLContext | None = None
         if endpoint.scheme == "https":

@@ -22,7 +22,7 @@ from logagent.sinks.batching import RequestBatch
 from logagent.sinks.compression import BodyBuilder, StreamedBody
 from logagent.sinks.dead_letter import DeadLetterFile
 from logagent.sinks.http_config import HttpSinkConfig, redact_uri
-from logagent.sinks.http_client import HttpClient, MalformedAnswer
+from logagent.sinks.http_client import HttpClient, MalformedAnswer, StaleConnection
 from logagent.sinks.http_protocol import HttpProtocol, Outcome
 from logagent.sinks.retry import Backoff, is_retryable_status, parse_retry_after
 
@@ -215,6 +215,9 @@ class Delivery:
                 body,
                 keep=_ANSWER_READ_BYTES if reads_answer else _ANSWER_KEPT_BYTES,
             )
+        except StaleConnection as exc:  # the server closed a kept connection as the request left
+            self.requests["error"] += 1
+            raise RetryLater("stale_connection", delay=0.0, detail=self._describe(exc)) from None
         except (OSError, MalformedAnswer, TimeoutError) as exc:
             self.requests["error"] += 1
             reason = "timeout" if isinstance(exc, TimeoutError) else "connection"
