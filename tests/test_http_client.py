@@ -120,12 +120,9 @@ async def test_answers_in_each_framing_are_read_whole_on_one_kept_connection():
     )
     received: list[Request] = []
     async with Server(answering(*answers, received=received, close=True)) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             got = [await client.request("POST", server.url, {"X-Test": str(i)}, b"body %d" % i, keep=100) for i in range(3)]
             got.append(await client.request("POST", server.url, {}, b"", keep=100))
-        finally:
-            await client.close()
     assert [(a.status, a.body) for a in got] == [(200, b"first"), (200, b"second"), (503, b""), (200, b"until the end")]
     assert got[2].headers["retry-after"] == "7"
     assert server.connections == 1  # kept alive between requests
@@ -138,24 +135,18 @@ async def test_answers_in_each_framing_are_read_whole_on_one_kept_connection():
 async def test_an_interim_answer_is_passed_over_for_the_real_one():
     interim_then_real = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone"
     async with Server(answering(interim_then_real, OK)) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             first = await client.request("POST", server.url, {}, b"x", keep=100)
             second = await client.request("POST", server.url, {}, b"y", keep=100)
-        finally:
-            await client.close()
     assert (first.status, first.body, second.status) == (201, b"done", 200)
 
 
 async def test_only_the_asked_for_bytes_of_an_answer_are_kept_and_the_connection_stays_usable():
     long_answer = b"HTTP/1.1 400 Bad\r\nContent-Length: 10000\r\n\r\n" + b"e" * 10000
     async with Server(answering(long_answer, OK)) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             first = await client.request("POST", server.url, {}, b"x", keep=100)
             second = await client.request("POST", server.url, {}, b"y", keep=100)
-        finally:
-            await client.close()
     assert (first.status, first.body) == (400, b"e" * 100)
     assert (second.status, second.body) == (200, b"ok") and server.connections == 1
 
@@ -167,14 +158,11 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used_again():
         await writer.drain()
 
     async with Server(one_request_per_connection) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             for _ in range(3):
                 answer = await client.request("POST", server.url, {}, b"x", keep=10)
                 assert answer.status == 200
                 await asyncio.sleep(0.05)  # the close reaches the client
-        finally:
-            await client.close()
     assert server.connections == 3
 
 
@@ -192,14 +180,11 @@ async def test_a_kept_connection_closed_before_any_answer_is_stale_and_the_next_
         await reader.read()
 
     async with Server(closes_the_second_request) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             assert (await client.request("POST", server.url, {}, b"n0", keep=10)).status == 200
             with pytest.raises(StaleConnection):
                 await client.request("POST", server.url, {}, b"n1", keep=10)
             assert (await client.request("POST", server.url, {}, b"n1", keep=10)).status == 200
-        finally:
-            await client.close()
     assert server.connections == 2 and [r.body for r in received] == [b"n0", b"n1", b"n1"]
 
 
@@ -223,23 +208,17 @@ async def test_a_connection_lost_before_the_whole_answer_is_an_os_error():
         await writer.drain()
 
     async with Server(cut) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             with pytest.raises(ServerDisconnected) as raised:
                 await client.request("POST", server.url, {}, b"x", keep=1000)
-        finally:
-            await client.close()
     assert isinstance(raised.value, OSError)
 
 
 async def test_bytes_that_are_not_http_are_a_malformed_answer():
     async with Server(answering(b"SMTP ready\r\n\r\n")) as server:
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             with pytest.raises(MalformedAnswer):
                 await client.request("POST", server.url, {}, b"x", keep=1000)
-        finally:
-            await client.close()
 
 
 async def test_a_server_that_never_answers_times_out():
@@ -247,12 +226,9 @@ async def test_a_server_that_never_answers_times_out():
         await reader.read()
 
     async with Server(silent) as server:
-        client = HttpClient(timeout_secs=0.2)
-        try:
+        async with HttpClient(timeout_secs=0.2) as client:
             with pytest.raises(TimeoutError):
                 await client.request("POST", server.url, {}, b"x", keep=1000)
-        finally:
-            await client.close()
 
 
 async def test_refused_connections_are_os_errors():
@@ -278,11 +254,8 @@ async def test_an_answer_before_the_whole_body_is_taken_is_the_answer():
 
     parts = [b"p" * 1000] * 20_000  # 20 MB: far more than the socket buffers hold
     async with Server(refuse, rcvbuf=8192) as server:
-        client = HttpClient(timeout_secs=20)
-        try:
+        async with HttpClient(timeout_secs=20) as client:
             answer = await client.request("POST", server.url, {}, streamed(parts, []), keep=100)
-        finally:
-            await client.close()
     assert (answer.status, answer.body) == (413, b"big")
 
 
@@ -294,14 +267,11 @@ async def test_a_large_body_to_a_slow_reader_arrives_whole_and_in_order(known_si
     groups = [(parts[i : i + 150], sum(map(len, parts[i : i + 150]))) for i in range(0, len(parts), 150)]
     received: list[Request] = []
     async with Server(answering(OK, OK, received=received, chunk=32768), rcvbuf=8192) as server:
-        client = HttpClient(timeout_secs=60)
-        try:
+        async with HttpClient(timeout_secs=60) as client:
             for _ in range(2):  # the second on the kept connection, after a body that filled it
                 body = streamed(parts, groups if known_sizes else [])
                 answer = await client.request("POST", server.url, {}, body, keep=10)
                 assert answer.status == 200
-        finally:
-            await client.close()
     assert [r.body == b"".join(parts) for r in received] == [True, True]
 
 
@@ -329,11 +299,8 @@ async def test_credentials_in_the_uri_are_sent_as_basic_auth():
     received: list[Request] = []
     async with Server(answering(OK, received=received)) as server:
         uri = server.url.replace("http://", "http://us%40er:p%3Ass@")
-        client = HttpClient(timeout_secs=10)
-        try:
+        async with HttpClient(timeout_secs=10) as client:
             await client.request("POST", uri, {}, b"x", keep=10)
-        finally:
-            await client.close()
     assert received[0].headers["authorization"] == "Basic " + base64.b64encode(b"us@er:p:ss").decode()
 
 

@@ -353,6 +353,12 @@ class HttpClient:
         self._release(endpoint, connection)
         return answer
 
+    async def __aenter__(self) -> HttpClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def close(self) -> None:
         for connection in list(self._open):
             self._discard(connection)
