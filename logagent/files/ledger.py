@@ -59,6 +59,10 @@ class AckLedger:
         self._owner: dict[tuple[int, int], TailedFile] = {}
         #: bytes emitted and not yet acknowledged
         self.unacked = 0
+        #: of those, bytes of chunks the source holds back for an unfinished
+        #: record (a partial line, a multiline group): they wait for more of
+        #: their file, not for a sink, so they do not count against the budget
+        self.held = 0
         self.chunks_in_flight = 0
         #: True while reading waits for acknowledgements (counted in ``ACK_WAITS``)
         self.waiting = False
@@ -67,7 +71,7 @@ class AckLedger:
 
     def over_budget(self, budget: int) -> bool:
         """Whether reading must wait for acknowledgements first; it starts or stops waiting accordingly."""
-        over = self.unacked >= budget
+        over = self.unacked - self.held >= budget
         self.wait_for_acks(over, pause=True)
         return over
 

@@ -117,6 +117,17 @@ class FileTailer:
     def unacked_bytes(self) -> int:
         return self._ledger.unacked
 
+    def held_changed(self, delta: int) -> None:
+        """The source holds ``delta`` bytes more (or fewer) of chunks back for unfinished records.
+
+        Held bytes do not count against ``max_unacked_bytes``: reading on is
+        what finishes those records (and what lets them go past the source's
+        per-file cap). Without this, a few files each in the middle of a long
+        record could fill the budget with nothing in flight to a sink, and
+        reading would wait for acknowledgements that cannot come.
+        """
+        self._ledger.held += delta
+
     @property
     def backpressure_pauses(self) -> int:
         return self._ledger.pauses

@@ -44,8 +44,9 @@ Emit = Callable[[Batch], Awaitable[None]]
 MAX_UNACKED_BYTES = 2 << 20
 
 #: a logical line still being merged holds back its file's checkpoint, but
-#: never more than this (a fragment stream that never ends must not stall
-#: reading: the tailer pauses at its unacknowledged-bytes budget)
+#: never more than this per file (a fragment stream that never ends must not
+#: hold the checkpoint forever). Held bytes do not count against
+#: MAX_UNACKED_BYTES: only reading on can finish them.
 MAX_HELD_BYTES = 1 << 20
 
 
@@ -296,10 +297,12 @@ class KubernetesLogsSource:
                     acks.append(ack)
                 state.held.append(ack)
                 state.held_bytes += nbytes
+                self.tailer.held_changed(nbytes)
             else:
                 acks.append(ack)
         if not hold and state.held:
             acks += state.held
+            self.tailer.held_changed(-state.held_bytes)
             state.held, state.held_bytes = [], 0
         if not events:
             for group in acks:
