@@ -31,6 +31,7 @@ import httptools
 
 from logagent import __version__
 from logagent.sinks.compression import APART_BYTES, StreamedBody
+from logagent.sinks.http_config import is_header_name
 
 #: buffers per writev call (the kernel's IOV_MAX)
 IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024)
@@ -97,7 +98,7 @@ def request_head(method: str, endpoint: Endpoint, headers: Mapping[str, str], le
     lines = [f"{method} {endpoint.target} HTTP/1.1", f"Host: {endpoint.authority}"]
     given: set[str] = set()
     for name, value in headers.items():
-        if not name or any(c in name for c in ":\r\n \t") or "\r" in value or "\n" in value:
+        if not is_header_name(name) or "\r" in value or "\n" in value:
             raise ValueError(f"invalid HTTP header {name!r}")
         lines.append(f"{name}: {value}")
         given.add(name.lower())

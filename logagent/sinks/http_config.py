@@ -175,11 +175,16 @@ def _validate_request(request: RequestConfig, has_auth: bool) -> None:
             raise ValueError(f"request.headers.{name}: is set by the sink and cannot be configured")
         if lowered == "authorization" and has_auth:
             raise ValueError(f"request.headers.{name}: conflicts with auth; use one of them")
-        if not name or any(c in name for c in " \t\r\n:"):
+        if not is_header_name(name):
             raise ValueError(f"request.headers.{name}: not a valid header name")
         value = request.headers[name]
-        if "\r" in value or "\n" in value or not value.isprintable() or not value.isascii():
+        if not (value.isascii() and value.isprintable()):  # no line breaks either
             raise ValueError(f"request.headers.{name}: the value must be printable ASCII on one line")
+
+
+def is_header_name(name: str) -> bool:
+    """Whether ``name`` can be sent as an HTTP header name as it is."""
+    return bool(name) and not any(c in name for c in " \t\r\n:")
 
 
 def _validate_retry(retry: RetryConfig) -> None:
