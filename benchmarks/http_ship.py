@@ -54,7 +54,7 @@ from benchmarks.agent_runs import Measured, run_once, snapshot_kubernetes
 from benchmarks.common import PYTHON, median, table
 from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
 from benchmarks.receivers import ReceiverProcess
-from logagent.sinks.http_config import BatchConfig
+from logagent.sinks.http.config import BatchConfig
 
 HTTP = "sinks:\n  out: {{type: http, inputs: [pods], uri: '{uri}', encoding: ndjson, compression: %s}}\n"
 SINKS = {

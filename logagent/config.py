@@ -20,10 +20,10 @@ import yaml
 
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.console import ConsoleSinkConfig
-from logagent.sinks.elasticsearch_config import ElasticsearchSinkConfig
-from logagent.sinks.http_config import HttpSinkConfig
-from logagent.sinks.loki_config import LokiSinkConfig
-from logagent.sinks.opentelemetry_config import OpentelemetrySinkConfig
+from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
+from logagent.sinks.http.config import HttpSinkConfig
+from logagent.sinks.loki.config import LokiSinkConfig
+from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig

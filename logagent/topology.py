@@ -82,10 +82,10 @@ def _http_based(module: str, class_name: str) -> SinkBuilder:
 #: never loads the HTTP sink machinery, the backend protocols or the protobuf classes.
 SINK_BUILDERS: dict[str, SinkBuilder] = {
     "console": _console,
-    "http": _http_based("logagent.sinks.http", "HttpSink"),
-    "elasticsearch": _http_based("logagent.sinks.elasticsearch", "ElasticsearchSink"),
-    "loki": _http_based("logagent.sinks.loki", "LokiSink"),
-    "opentelemetry": _http_based("logagent.sinks.opentelemetry", "OpentelemetrySink"),
+    "http": _http_based("logagent.sinks.http.sink", "HttpSink"),
+    "elasticsearch": _http_based("logagent.sinks.elasticsearch.sink", "ElasticsearchSink"),
+    "loki": _http_based("logagent.sinks.loki.sink", "LokiSink"),
+    "opentelemetry": _http_based("logagent.sinks.opentelemetry.sink", "OpentelemetrySink"),
 }
 
 

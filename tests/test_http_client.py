@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from logagent.sinks.compression import StreamedBody
-from logagent.sinks.http_client import (
+from logagent.sinks.http.compression import StreamedBody
+from logagent.sinks.http.client import (
     Endpoint,
     HttpClient,
     MalformedAnswer,
@@ -21,7 +21,7 @@ from logagent.sinks.http_client import (
     _unsent,
     request_head,
 )
-from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig, TlsConfig
+from logagent.sinks.http.config import BatchConfig, RequestConfig, RetryConfig, TlsConfig
 from tests.test_sink_http import (  # noqa: F401 - fixtures
     Feeder,
     delivered,

@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from logagent.config import parse_config
 from logagent.observe.health import start_api_server
 from logagent.observe.metrics import build_registry
-from logagent.sinks.dead_letter import dead_letter_path
+from logagent.sinks.http.dead_letter import dead_letter_path
 from logagent.topology import Topology
 from receivers.backends import BackendReceiver
 from receivers.ndjson import Receiver

@@ -14,9 +14,9 @@ import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from logagent.event import MERGED_MESSAGE, MessageFields
-from logagent.sinks.elasticsearch_bulk import BulkProtocol
-from logagent.sinks.loki_push import LabelSetGuard, PushProtocol
-from logagent.sinks.otlp_logs import LogsProtocol
+from logagent.sinks.elasticsearch.bulk import BulkProtocol
+from logagent.sinks.loki.push import LabelSetGuard, PushProtocol
+from logagent.sinks.opentelemetry.logs import LogsProtocol
 from logagent.sinks.templates import compile_template, parse_field_path
 from tests.test_transforms_parse_json import context, event, run, transform
 

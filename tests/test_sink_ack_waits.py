@@ -13,11 +13,11 @@ import pytest
 
 from logagent.acks import ACK_WAITS
 from logagent.queue import BatchQueue
-from logagent.sinks.elasticsearch import ElasticsearchSink, ElasticsearchSinkConfig
-from logagent.sinks.http import HttpSink, HttpSinkConfig
-from logagent.sinks.http_config import BatchConfig
-from logagent.sinks.loki import LokiSink, LokiSinkConfig
-from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
+from logagent.sinks.elasticsearch.sink import ElasticsearchSink, ElasticsearchSinkConfig
+from logagent.sinks.http.sink import HttpSink, HttpSinkConfig
+from logagent.sinks.http.config import BatchConfig
+from logagent.sinks.loki.sink import LokiSink, LokiSinkConfig
+from logagent.sinks.opentelemetry.sink import OpentelemetrySink, OpentelemetrySinkConfig
 from receivers.backends import BackendReceiver
 from receivers.ndjson import Receiver
 from tests.test_sink_backends import FAST, Acks, context, events_of, make

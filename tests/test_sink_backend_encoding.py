@@ -17,9 +17,9 @@ from opentelemetry.proto.logs.v1.logs_pb2 import ScopeLogs
 
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
-from logagent.sinks.elasticsearch_bulk import BulkProtocol
-from logagent.sinks.loki_push import LabelSetGuard, PushProtocol
-from logagent.sinks.otlp_logs import LogsProtocol
+from logagent.sinks.elasticsearch.bulk import BulkProtocol
+from logagent.sinks.loki.push import LabelSetGuard, PushProtocol
+from logagent.sinks.opentelemetry.logs import LogsProtocol
 from logagent.sinks.templates import compile_template, parse_field_path
 from logagent.sinks.timestamps import kubelet_nanos, kubelet_nanos_texts, unix_nanos, unix_nanos_text
 from tests.test_sink_backends import context

@@ -12,11 +12,11 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from logagent.acks import AckGroup, Batch
 from logagent.event import FileContext, LogEvent
-from logagent.sinks.elasticsearch import ElasticsearchSink, ElasticsearchSinkConfig
-from logagent.sinks.dead_letter import dead_letter_path
-from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
-from logagent.sinks.loki import LokiSink, LokiSinkConfig
-from logagent.sinks.opentelemetry import OpentelemetrySink, OpentelemetrySinkConfig
+from logagent.sinks.elasticsearch.sink import ElasticsearchSink, ElasticsearchSinkConfig
+from logagent.sinks.http.dead_letter import dead_letter_path
+from logagent.sinks.http.config import BatchConfig, RequestConfig, RetryConfig
+from logagent.sinks.loki.sink import LokiSink, LokiSinkConfig
+from logagent.sinks.opentelemetry.sink import OpentelemetrySink, OpentelemetrySinkConfig
 from receivers.backends import BackendReceiver, bulk_pairs, otlp_request
 from tests.test_sink_http import run_sink
 
@@ -267,7 +267,7 @@ async def test_otlp_rejected_request_is_dead_lettered_as_json(servers, tmp_path)
 
 
 def test_loki_rewrite_timestamp_keeps_a_stream_in_order_across_requests():
-    from logagent.sinks.loki_push import LabelSetGuard, PushProtocol
+    from logagent.sinks.loki.push import LabelSetGuard, PushProtocol
     from logagent.sinks.templates import compile_template
 
     protocol = PushProtocol({"ns": compile_template("{{ kubernetes.pod_namespace }}")}, {}, "text",

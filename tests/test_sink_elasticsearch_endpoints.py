@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import socket
 
-from logagent.sinks.elasticsearch import ElasticsearchSink
-from logagent.sinks.endpoints import FAILURES_TO_TRIP, EndpointPool
-from logagent.sinks.http_config import BatchConfig, RequestConfig
-from logagent.sinks.elasticsearch_config import ElasticsearchSinkConfig
+from logagent.sinks.elasticsearch.sink import ElasticsearchSink
+from logagent.sinks.elasticsearch.endpoints import FAILURES_TO_TRIP, EndpointPool
+from logagent.sinks.http.config import BatchConfig, RequestConfig
+from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
 from receivers.backends import bulk_pairs
 from tests.test_sink_backends import FAST, Acks, context, events_of, make, servers  # noqa: F401 - the fixture
 from tests.test_sink_http import run_sink

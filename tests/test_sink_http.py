@@ -17,9 +17,9 @@ from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
 from logagent.queue import BatchQueue
-from logagent.sinks.auth import Redactor
-from logagent.sinks.http import HttpSink, HttpSinkConfig
-from logagent.sinks.http_config import AuthConfig, BatchConfig, RequestConfig, RetryConfig, TlsConfig
+from logagent.sinks.http.auth import Redactor
+from logagent.sinks.http.sink import HttpSink, HttpSinkConfig
+from logagent.sinks.http.config import AuthConfig, BatchConfig, RequestConfig, RetryConfig, TlsConfig
 from receivers.ndjson import Receiver
 
 TEST_TIMEOUT = 30

@@ -10,10 +10,10 @@ import pytest
 from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json
 from logagent.event import FileContext, LogEvent
-from logagent.sinks import batching
-from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
-from logagent.sinks.compression import gzip_compressor, make_compressor, validate_level, zstd_compressor
-from logagent.sinks.http_protocol import protocol_for
+from logagent.sinks.http import batching
+from logagent.sinks.http.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch
+from logagent.sinks.http.compression import gzip_compressor, make_compressor, validate_level, zstd_compressor
+from logagent.sinks.http.protocol import protocol_for
 
 CTX = FileContext({"file": "/var/log/pods/ns_p_u/c/0.log", "source_type": "kubernetes_logs"})
 

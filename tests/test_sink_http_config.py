@@ -12,11 +12,11 @@ from email.utils import formatdate
 import msgspec
 import pytest
 
-from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
-from logagent.sinks.http import HttpSinkConfig
-from logagent.sinks.http_config import AuthConfig, TlsConfig, redact_uri
-from logagent.sinks.retry import MAX_RETRY_AFTER_SECS, Backoff, is_retryable_status, parse_retry_after
-from logagent.sinks.tls import build_ssl_context
+from logagent.sinks.http.auth import Credentials, CredentialsUnavailable, Redactor
+from logagent.sinks.http.sink import HttpSinkConfig
+from logagent.sinks.http.config import AuthConfig, TlsConfig, redact_uri
+from logagent.sinks.http.retry import MAX_RETRY_AFTER_SECS, Backoff, is_retryable_status, parse_retry_after
+from logagent.sinks.http.tls import build_ssl_context
 
 FULL = {
     "type": "http",
@@ -240,7 +240,7 @@ def test_the_config_module_does_not_import_the_wire_libraries():
     # A console-only agent must not load aiohttp or the compressors to read
     # its config; they are imported by the sink itself, on first use.
     code = (
-        "import sys, logagent.sinks.http_config as c\n"
+        "import sys, logagent.sinks.http.config as c\n"
         "c.HttpSinkConfig(inputs=['a'], uri='http://x', compression='zstd', compression_level=3).validate()\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'aiohttp', 'httptools', 'zstandard', 'isal'}))\n"
     )
@@ -249,7 +249,7 @@ def test_the_config_module_does_not_import_the_wire_libraries():
 
 
 def test_compressors_import_their_library_when_built():
-    from logagent.sinks.compression import make_compressor
+    from logagent.sinks.http.compression import make_compressor
 
     for kind in ("gzip", "zstd"):
         compress = make_compressor(kind)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import structlog
 
-from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
-from logagent.sinks.http import HttpSink
-from logagent.sinks.http_config import BatchConfig, RequestConfig, RetryConfig
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
+from logagent.sinks.http.dead_letter import DeadLetterFile, dead_letter_path
+from logagent.sinks.http.sink import HttpSink
+from logagent.sinks.http.config import BatchConfig, RequestConfig, RetryConfig
+from logagent.sinks.http.protocol import HttpProtocol, Outcome
 from tests.test_sink_http import Feeder, delivered, make_config, receiver, run_sink  # noqa: F401 - fixture
 
 ONE_LANE = RequestConfig(concurrency=1)

@@ -14,17 +14,17 @@ from logagent.topology import SINK_BUILDERS, build_sink, sink_kind
 
 #: modules of the HTTP-based sinks (and what only they need), which a console-only agent never uses
 HTTP_SINK_MODULES = (
-    "logagent.sinks.http",
-    "logagent.sinks.backend",
-    "logagent.sinks.batching",
-    "logagent.sinks.http_client",
+    "logagent.sinks.http.sink",
+    "logagent.sinks.http.backend",
+    "logagent.sinks.http.batching",
+    "logagent.sinks.http.client",
     "httptools",
-    "logagent.sinks.elasticsearch",
-    "logagent.sinks.elasticsearch_bulk",
-    "logagent.sinks.loki",
-    "logagent.sinks.loki_push",
-    "logagent.sinks.opentelemetry",
-    "logagent.sinks.otlp_logs",
+    "logagent.sinks.elasticsearch.sink",
+    "logagent.sinks.elasticsearch.bulk",
+    "logagent.sinks.loki.sink",
+    "logagent.sinks.loki.push",
+    "logagent.sinks.opentelemetry.sink",
+    "logagent.sinks.opentelemetry.logs",
     "opentelemetry.proto.logs.v1.logs_pb2",
 )
 

@@ -14,7 +14,7 @@ from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
 from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields
-from logagent.sinks.batching import encode_record
+from logagent.sinks.http.records import encode_record
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
 from logagent.transforms.route import RouteConfig, RouteTransform

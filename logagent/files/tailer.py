@@ -23,18 +23,17 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from logagent.files.change_feed import ChangeFeed
 from logagent.files.checkpoints import CheckpointStore
 from logagent.files.config import TailerConfig
 from logagent.files.ledger import AckLedger
 from logagent.files.lifecycle import FileState, FileTable
 from logagent.files.model import Chunk, TailedFile
-from logagent.files.watch import watch_tree
 
 log = structlog.get_logger(__name__)
 
 Emit = Callable[[Chunk], Awaitable[None]]
 
-_POLL_FALLBACK_SECS = 1.0
 _GONE_CHECK_SECS = 0.25
 
 
@@ -78,8 +77,8 @@ class FileTailer:
         self._ledger = AckLedger(checkpoints, source_id, self._wake.set)
         self._table = FileTable(config, self.log_dir, self._ledger, mark_ready=self._ready.add,
                                 restart=self._restart_truncated)
-        self._poll_mode = False
-        self._stop_event = asyncio.Event()
+        self._feed = ChangeFeed(config, self.log_dir, self._table, self._ready.add, self._wake,
+                                lambda changes: self._on_changes(changes))
         self._stopping = False
         self._emit: Emit | None = None
         self._emitting: asyncio.Task[None] | None = None
@@ -167,7 +166,7 @@ class FileTailer:
         never acknowledged, so its lines are read again after a restart.
         """
         self._stopping = True
-        self._stop_event.set()
+        self._feed.stopped.set()
         self._wake.set()
         if self._emitting is not None:
             self._emitting.cancel()
@@ -175,25 +174,17 @@ class FileTailer:
     async def run(self, emit: Emit, *, once: bool = False) -> None:
         self._emit = emit
         try:
-            self._full_scan(startup=True)
+            self._feed.full_scan(startup=True)
             self._table.prune_checkpoints()
             async with self.checkpoints.writing():
                 if once:
                     await self._run_once()
                     return
-                helpers = [
-                    asyncio.create_task(self._watch(), name="files-watch"),
-                    asyncio.create_task(self._rescan_timer(), name="files-rescan"),
-                ]
+                self._feed.start()
                 try:
                     await self._main_loop()
                 finally:
-                    self._stop_event.set()
-                    for task in helpers:
-                        task.cancel()
-                    for task in helpers:
-                        with contextlib.suppress(asyncio.CancelledError, Exception):
-                            await task
+                    await self._feed.stop()
         finally:
             self._ledger.wait_for_acks(False)
             for f in list(self._table.files.values()):
@@ -204,8 +195,8 @@ class FileTailer:
     async def _main_loop(self) -> None:
         table = self._table
         while not self._stopping:
-            if table.apply_discovery() and self._poll_mode:
-                self._mark_all_ready()  # a full rescan: in poll mode every file may have grown
+            if table.apply_discovery() and self._feed.polling:
+                self._feed.mark_all_ready()  # a full rescan: in poll mode every file may have grown
             for expired in table.expired_gone():
                 await self._close(expired, final=True)
             if self._ledger.over_budget(self.config.max_unacked_bytes):
@@ -244,10 +235,6 @@ class FileTailer:
         else:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
-
-    def _mark_all_ready(self) -> None:
-        for f in list(self._table.files.values()):
-            self._ready.add(f)
 
     # -- reading ------------------------------------------------------------------
 
@@ -345,34 +332,8 @@ class FileTailer:
             self._table.lingering[reader.key] = f.path
         await self._emit_chunk(f, [tail] if tail is not None else [], None, end, eof=True)
 
-    # -- discovery helpers ------------------------------------------------------------
+    # -- discovery ------------------------------------------------------------------
 
     def _on_changes(self, changes: set[tuple[int, str]]) -> None:
         self._table.on_changes(changes)
         self._wake.set()
-
-    def _full_scan(self, *, startup: bool) -> None:
-        self._table.full_scan(startup=startup)
-        if self._poll_mode:
-            self._mark_all_ready()
-
-    async def _watch(self) -> None:
-        await watch_tree(
-            self.log_dir, self._on_changes, self._stop_event,
-            step_ms=self.config.watch_step_ms, debounce_ms=self.config.watch_debounce_ms,
-            retry_secs=self.config.rescan_interval_secs,
-        )
-        if self._stop_event.is_set():
-            return
-        self._poll_mode = True
-        while not self._stop_event.is_set():
-            await asyncio.sleep(_POLL_FALLBACK_SECS)
-            self._mark_all_ready()
-            self._table.poke(self.log_dir)
-            self._wake.set()
-
-    async def _rescan_timer(self) -> None:
-        while True:
-            await asyncio.sleep(self.config.rescan_interval_secs)
-            self._table.full_scan_due = True
-            self._wake.set()

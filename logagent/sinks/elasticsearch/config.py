@@ -1,8 +1,8 @@
-"""Configuration of the ``elasticsearch`` sink (light: no HTTP machinery, see :mod:`logagent.sinks.backend_config`).
+"""Configuration of the ``elasticsearch`` sink (light: no HTTP machinery, see :mod:`logagent.sinks.http.backend_config`).
 
 Options are Vector's: ``endpoints`` (base URLs; the sink posts to
 ``<endpoint>/_bulk``, spreading requests over them, see
-:mod:`logagent.sinks.endpoints`), ``distribution.retry_initial_backoff_secs``
+:mod:`logagent.sinks.elasticsearch.endpoints`), ``distribution.retry_initial_backoff_secs``
 and ``distribution.retry_max_duration_secs``, ``mode: bulk | data_stream``,
 ``bulk.index`` (a template, default ``logagent-%Y.%m.%d``), ``bulk.action:
 index | create``, ``data_stream.type/dataset/namespace``, plus the ``http``
@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from logagent.sinks.backend_config import BackendSinkOptions, compile_option
+from logagent.sinks.http.backend_config import BackendSinkOptions, compile_option
 from logagent.sinks.templates import Template
 
 Action = Literal["index", "create"]

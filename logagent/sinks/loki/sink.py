@@ -1,17 +1,17 @@
 """The ``loki`` sink: Grafana Loki's push API (JSON).
 
 The options (Vector's, plus ``max_label_sets``) are in
-:mod:`logagent.sinks.loki_config`; the protocol is
-:class:`~logagent.sinks.loki_push.PushProtocol`.
+:mod:`logagent.sinks.loki.config`; the protocol is
+:class:`~logagent.sinks.loki.push.PushProtocol`.
 """
 
 from __future__ import annotations
 
 import os
 
-from logagent.sinks.backend import BackendSink
-from logagent.sinks.loki_config import Codec, LokiEncoding, LokiSinkConfig, OutOfOrderAction
-from logagent.sinks.loki_push import LabelSetGuard, PushProtocol
+from logagent.sinks.http.backend import BackendSink
+from logagent.sinks.loki.config import Codec, LokiEncoding, LokiSinkConfig, OutOfOrderAction
+from logagent.sinks.loki.push import LabelSetGuard, PushProtocol
 
 __all__ = ["Codec", "LokiEncoding", "LokiSink", "LokiSinkConfig", "OutOfOrderAction"]
 

@@ -41,9 +41,9 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
 import logagent
 from logagent.encoding import encode_text
 from logagent.event import LogEvent
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
-from logagent.sinks.opentelemetry_config import DEFAULT_SEVERITY_FIELDS
-from logagent.sinks.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
+from logagent.sinks.http.protocol import HttpProtocol, Outcome
+from logagent.sinks.opentelemetry.config import DEFAULT_SEVERITY_FIELDS
+from logagent.sinks.http.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
 from logagent.sinks.templates import FieldPath, lookup
 from logagent.sinks.timestamps import kubelet_nanos, now_nanos, unix_nanos
 

@@ -1,13 +1,13 @@
 """The ``http`` sink: batched, compressed, retried, acknowledged delivery.
 
 One dispatcher (the ``run`` task) reads the inbox, encodes events and groups
-them into request batches per lane (see :mod:`logagent.sinks.batching` for the
+them into request batches per lane (see :mod:`logagent.sinks.http.batching` for the
 ordering and acknowledgement rules). One worker per lane sends that lane's
 requests one at a time, so at most ``request.concurrency`` requests are in
 flight and records of one file never overtake each other. Bodies are built and
-compressed off the event loop (:mod:`logagent.sinks.compression`).
+compressed off the event loop (:mod:`logagent.sinks.http.compression`).
 
-Each request is sent by :class:`~logagent.sinks.http_delivery.Delivery` until
+Each request is sent by :class:`~logagent.sinks.http.delivery.Delivery` until
 every record is delivered or given up on (retries with backoff and
 ``Retry-After``, 413 splits, the dead-letter file). A record given up on is
 released like a delivered one. Input batches are released only when every
@@ -15,7 +15,7 @@ request holding their events is finished; on cancellation nothing
 unacknowledged is released.
 
 Protocol-specific sinks reuse all of this with their own
-:class:`~logagent.sinks.http_protocol.HttpProtocol` (body and answers).
+:class:`~logagent.sinks.http.protocol.HttpProtocol` (body and answers).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from logagent.acks import ACK_WAITS, Batch
 from logagent.event import LogEvent
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
-from logagent.sinks.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
-from logagent.sinks.compression import BodyBuilder
-from logagent.sinks.dead_letter import DeadLetterFile, dead_letter_path
-from logagent.sinks.http_config import (
+from logagent.sinks.http.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
+from logagent.sinks.http.compression import BodyBuilder
+from logagent.sinks.http.dead_letter import DeadLetterFile, dead_letter_path
+from logagent.sinks.http.config import (
     AuthConfig,
     BatchConfig,
     HttpSinkConfig,
@@ -42,10 +42,10 @@ from logagent.sinks.http_config import (
     RetryConfig,
     TlsConfig,
 )
-from logagent.sinks.http_client import HttpClient
-from logagent.sinks.http_delivery import Delivery
-from logagent.sinks.http_protocol import HttpProtocol, protocol_for
-from logagent.sinks.tls import build_ssl_context
+from logagent.sinks.http.client import HttpClient
+from logagent.sinks.http.delivery import Delivery
+from logagent.sinks.http.protocol import HttpProtocol, protocol_for
+from logagent.sinks.http.tls import build_ssl_context
 
 __all__ = [
     "AuthConfig",

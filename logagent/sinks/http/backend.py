@@ -1,7 +1,7 @@
 """What the backend sinks (elasticsearch, loki, opentelemetry) share with the ``http`` sink.
 
 :class:`BackendSink` is the HTTP sink with a protocol of the backend's own.
-The options they share are in :mod:`logagent.sinks.backend_config` (re-exported
+The options they share are in :mod:`logagent.sinks.http.backend_config` (re-exported
 here), which the config layer imports without the HTTP machinery.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from logagent.sinks.backend_config import BackendSinkOptions, compile_option
-from logagent.sinks.http import HttpSink
-from logagent.sinks.http_config import HttpSinkConfig
-from logagent.sinks.http_protocol import HttpProtocol
+from logagent.sinks.http.backend_config import BackendSinkOptions, compile_option
+from logagent.sinks.http.sink import HttpSink
+from logagent.sinks.http.config import HttpSinkConfig
+from logagent.sinks.http.protocol import HttpProtocol
 
 __all__ = ["BackendSink", "BackendSinkOptions", "compile_option"]
 

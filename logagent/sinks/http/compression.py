@@ -18,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from logagent.sinks.http_protocol import HttpProtocol
+    from logagent.sinks.http.protocol import HttpProtocol
 
 Compression = Literal["none", "gzip", "zstd"]
 

@@ -1,11 +1,11 @@
-"""Configuration of the ``loki`` sink (light: no HTTP machinery, see :mod:`logagent.sinks.backend_config`).
+"""Configuration of the ``loki`` sink (light: no HTTP machinery, see :mod:`logagent.sinks.http.backend_config`).
 
 Options are Vector's: ``endpoint`` (the base URL; the sink posts to
 ``<endpoint><path>``, ``path`` default ``/loki/api/v1/push``), ``labels`` and
 ``structured_metadata`` (maps of templates), ``tenant_id`` (sent as
 ``X-Scope-OrgID``), ``encoding.codec: json | text``, ``out_of_order_action:
 accept | rewrite_timestamp``; ``max_label_sets`` is ours (see
-:class:`~logagent.sinks.loki_push.LabelSetGuard`). Plus the ``http`` sink's
+:class:`~logagent.sinks.loki.push.LabelSetGuard`). Plus the ``http`` sink's
 option groups.
 """
 
@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from logagent.sinks.backend_config import BackendSinkOptions, compile_option
+from logagent.sinks.http.backend_config import BackendSinkOptions, compile_option
 from logagent.sinks.templates import Template
 
 Codec = Literal["json", "text"]

@@ -17,14 +17,14 @@ from collections import Counter, deque
 import structlog
 
 from logagent.observe.ratelimit import RateLimiter
-from logagent.sinks.auth import Credentials, CredentialsUnavailable, Redactor
-from logagent.sinks.batching import RequestBatch
-from logagent.sinks.compression import BodyBuilder, StreamedBody
-from logagent.sinks.dead_letter import DeadLetterFile
-from logagent.sinks.http_config import HttpSinkConfig, redact_uri
-from logagent.sinks.http_client import HttpClient, MalformedAnswer, StaleConnection
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
-from logagent.sinks.retry import Backoff, is_retryable_status, parse_retry_after
+from logagent.sinks.http.auth import Credentials, CredentialsUnavailable, Redactor
+from logagent.sinks.http.batching import RequestBatch
+from logagent.sinks.http.compression import BodyBuilder, StreamedBody
+from logagent.sinks.http.dead_letter import DeadLetterFile
+from logagent.sinks.http.config import HttpSinkConfig, redact_uri
+from logagent.sinks.http.client import HttpClient, MalformedAnswer, StaleConnection
+from logagent.sinks.http.protocol import HttpProtocol, Outcome
+from logagent.sinks.http.retry import Backoff, is_retryable_status, parse_retry_after
 
 #: Each kind of failure is logged when first seen, then at most this often.
 RETRY_LOG_INTERVAL_SECS = 60.0

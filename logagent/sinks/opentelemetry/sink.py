@@ -1,16 +1,16 @@
 """The ``opentelemetry`` sink: OTLP/HTTP logs (``POST <uri>``, e.g. ``http://collector:4318/v1/logs``).
 
-The options are in :mod:`logagent.sinks.opentelemetry_config`; the mapping
-of records to LogRecords is in :mod:`logagent.sinks.otlp_logs`.
+The options are in :mod:`logagent.sinks.opentelemetry.config`; the mapping
+of records to LogRecords is in :mod:`logagent.sinks.opentelemetry.logs`.
 """
 
 from __future__ import annotations
 
 import os
 
-from logagent.sinks.backend import BackendSink
-from logagent.sinks.opentelemetry_config import OpentelemetrySinkConfig
-from logagent.sinks.otlp_logs import LogsProtocol
+from logagent.sinks.http.backend import BackendSink
+from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
+from logagent.sinks.opentelemetry.logs import LogsProtocol
 
 __all__ = ["OpentelemetrySink", "OpentelemetrySinkConfig"]
 

@@ -11,7 +11,7 @@ one result per action, in order; each is judged alone:
   cannot succeed.
 
 This module is the protocol (:class:`BulkProtocol`, an
-:class:`~logagent.sinks.http_protocol.HttpProtocol`); the HTTP machinery does
+:class:`~logagent.sinks.http.protocol.HttpProtocol`); the HTTP machinery does
 the batching, sending, retries and dead-lettering.
 """
 
@@ -26,10 +26,10 @@ import structlog
 
 from logagent.encoding import encode_ndjson_parts
 from logagent.event import PER_LINE_KEYS, LogEvent
-from logagent.sinks.batching import encode_record
-from logagent.sinks.elasticsearch_config import Action, DataStreamNames
-from logagent.sinks.http_protocol import HttpProtocol, Outcome
-from logagent.sinks.runs import TIMESTAMP, of_one_file
+from logagent.sinks.http.records import encode_record
+from logagent.sinks.elasticsearch.config import Action, DataStreamNames
+from logagent.sinks.http.protocol import HttpProtocol, Outcome
+from logagent.sinks.http.runs import TIMESTAMP, of_one_file
 from logagent.sinks.templates import Template
 
 _encode = msgspec.json.Encoder().encode

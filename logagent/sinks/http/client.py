@@ -30,8 +30,8 @@ from urllib.parse import unquote, urlsplit
 import httptools
 
 from logagent import __version__
-from logagent.sinks.compression import APART_BYTES, StreamedBody
-from logagent.sinks.http_config import is_header_name
+from logagent.sinks.http.compression import APART_BYTES, StreamedBody
+from logagent.sinks.http.config import is_header_name
 
 #: buffers per writev call (the kernel's IOV_MAX)
 IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024)

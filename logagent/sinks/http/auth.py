@@ -11,7 +11,7 @@ import base64
 import os
 from urllib.parse import unquote, urlsplit
 
-from logagent.sinks.http_config import MASK, AuthConfig
+from logagent.sinks.http.config import MASK, AuthConfig
 
 
 def _basic(user: str, password: str) -> str:

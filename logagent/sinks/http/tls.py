@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 
-from logagent.sinks.http_config import TlsConfig
+from logagent.sinks.http.config import TlsConfig
 
 
 def build_ssl_context(tls: TlsConfig) -> ssl.SSLContext:

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
-from logagent.sinks.compression import Compression, validate_level
-from logagent.sinks.dead_letter import DEFAULT_MAX_BYTES as DEAD_LETTER_MAX_BYTES
+from logagent.sinks.http.compression import Compression, validate_level
+from logagent.sinks.http.dead_letter import DEFAULT_MAX_BYTES as DEAD_LETTER_MAX_BYTES
 
 MASK = "***"
 

@@ -1,7 +1,7 @@
 """What a protocol-specific HTTP sink supplies; the ``http`` sink's own ndjson/json.
 
 The HTTP machinery (batching into lanes, compression, retries, 413 splitting,
-dead-lettering, acknowledgements) lives in :mod:`logagent.sinks.http`. A sink
+dead-lettering, acknowledgements) lives in :mod:`logagent.sinks.http.sink`. A sink
 that speaks a particular API (Elasticsearch bulk, Loki push, OTLP) gives it an
 :class:`HttpProtocol`: how events become pre-encoded records, how a request
 body is built from them, and, for APIs that answer per record inside a 2xx,
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from logagent.encoding import encode_ndjson_parts
 from logagent.event import LogEvent
-from logagent.sinks.batching import encode_record
+from logagent.sinks.http.records import encode_record
 
 
 @dataclass

@@ -1,9 +1,9 @@
 """The ``elasticsearch`` sink: the ``_bulk`` API of Elasticsearch and OpenSearch.
 
-The options (Vector's) are in :mod:`logagent.sinks.elasticsearch_config`.
-Per-item results are read by :class:`~logagent.sinks.elasticsearch_bulk.BulkProtocol`.
+The options (Vector's) are in :mod:`logagent.sinks.elasticsearch.config`.
+Per-item results are read by :class:`~logagent.sinks.elasticsearch.bulk.BulkProtocol`.
 With several ``endpoints``, each request goes to the one an
-:class:`~logagent.sinks.endpoints.EndpointPool` chooses.
+:class:`~logagent.sinks.elasticsearch.endpoints.EndpointPool` chooses.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import os
 
 import structlog
 
-from logagent.sinks.backend import BackendSink
-from logagent.sinks.compression import BodyBuilder, StreamedBody
-from logagent.sinks.dead_letter import DeadLetterFile
-from logagent.sinks.elasticsearch_bulk import BulkProtocol
-from logagent.sinks.elasticsearch_config import Action, BulkConfig, DataStreamNames, ElasticsearchSinkConfig
-from logagent.sinks.endpoints import EndpointPool
-from logagent.sinks.http_config import HttpSinkConfig, redact_uri
-from logagent.sinks.http_delivery import Delivery, Rejected, RetryLater
-from logagent.sinks.http_protocol import Outcome
+from logagent.sinks.http.backend import BackendSink
+from logagent.sinks.http.compression import BodyBuilder, StreamedBody
+from logagent.sinks.http.dead_letter import DeadLetterFile
+from logagent.sinks.elasticsearch.bulk import BulkProtocol
+from logagent.sinks.elasticsearch.config import Action, BulkConfig, DataStreamNames, ElasticsearchSinkConfig
+from logagent.sinks.elasticsearch.endpoints import EndpointPool
+from logagent.sinks.http.config import HttpSinkConfig, redact_uri
+from logagent.sinks.http.delivery import Delivery, Rejected, RetryLater
+from logagent.sinks.http.protocol import Outcome
 
 __all__ = ["Action", "BulkConfig", "DataStreamNames", "ElasticsearchSink", "ElasticsearchSinkConfig"]
 

@@ -3,7 +3,7 @@
 Options: ``uri`` (the full URL, e.g. ``http://collector:4318/v1/logs``),
 ``encoding: protobuf | json``, ``severity_fields`` (record fields read for a
 level, first found wins), plus the ``http`` sink's option groups (see
-:mod:`logagent.sinks.backend_config`).
+:mod:`logagent.sinks.http.backend_config`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-from logagent.sinks.backend_config import BackendSinkOptions
+from logagent.sinks.http.backend_config import BackendSinkOptions
 from logagent.sinks.templates import FieldPath, TemplateError, parse_field_path
 
 DEFAULT_SEVERITY_FIELDS = ["level", "severity", "parsed.level", "parsed.severity"]

@@ -22,41 +22,11 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from logagent.acks import Batch
-from logagent.encoding import encode_json
 from logagent.event import LogEvent
 
 if TYPE_CHECKING:
-    from logagent.sinks.http_protocol import HttpProtocol
+    from logagent.sinks.http.protocol import HttpProtocol
 
-
-
-def _sanitize(text: object) -> str | None:
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        text = str(text)
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-def encode_record(event: LogEvent) -> bytes | None:
-    """``encode_json``, or None for an event that cannot be encoded at all.
-
-    A line that is not valid UTF-8 may reach here with lone surrogates
-    (``surrogateescape``), which JSON cannot carry: those characters become
-    U+FFFD rather than failing the whole request.
-    """
-    try:
-        return encode_json(event)
-    except (UnicodeEncodeError, TypeError, ValueError):
-        pass
-    try:
-        clean = LogEvent(
-            _sanitize(event.message), _sanitize(event.stream), _sanitize(event.timestamp), event.ctx, event.truncated,
-            event.fields,
-        )
-        return encode_json(clean)
-    except (UnicodeEncodeError, UnicodeDecodeError, TypeError, ValueError):
-        return None
 
 
 def ordering_key(event: LogEvent) -> Hashable:
@@ -97,7 +67,7 @@ class RequestBatch:
     """The encoded records of one HTTP request and what finishing it releases.
 
     The records are ``parts_per_record`` byte strings each (see
-    :class:`~logagent.sinks.http_protocol.HttpProtocol`), held in ``groups``:
+    :class:`~logagent.sinks.http.protocol.HttpProtocol`), held in ``groups``:
     lists of at most ``SIZE_BLOCK`` parts with their byte counts, often the
     very blocks the run was measured in, so that the writer sends each with
     one ``writev`` without copying or measuring it. ``parts`` is all of them
@@ -239,7 +209,7 @@ class LaneBatcher:
         protocol: HttpProtocol | None = None,
     ) -> None:
         if protocol is None:
-            from logagent.sinks.http_protocol import HttpProtocol
+            from logagent.sinks.http.protocol import HttpProtocol
 
             protocol = HttpProtocol()
         self.lane = lane

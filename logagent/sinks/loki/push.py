@@ -28,10 +28,10 @@ import msgspec
 
 from logagent.encoding import encode_ndjson_parts, encode_text
 from logagent.event import LogEvent
-from logagent.sinks.batching import encode_record
-from logagent.sinks.http_protocol import HttpProtocol
-from logagent.sinks.loki_config import Codec, OutOfOrderAction
-from logagent.sinks.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
+from logagent.sinks.http.records import encode_record
+from logagent.sinks.http.protocol import HttpProtocol
+from logagent.sinks.loki.config import Codec, OutOfOrderAction
+from logagent.sinks.http.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
 from logagent.sinks.templates import Template
 from logagent.sinks.timestamps import kubelet_nanos_texts, now_nanos, unix_nanos, unix_nanos_text
 

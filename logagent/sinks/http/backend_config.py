@@ -8,7 +8,7 @@ The backend configs take the ``http`` sink's option groups under the same
 names (``compression``, ``compression_level``, ``batch``, ``request``,
 ``retry``, ``dead_letter``, ``auth``, ``tls``) through
 :class:`BackendSinkOptions`, and each turns itself into an
-:class:`~logagent.sinks.http_config.HttpSinkConfig` for the shared machinery,
+:class:`~logagent.sinks.http.config.HttpSinkConfig` for the shared machinery,
 which also validates those options.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from logagent.sinks.http_config import HttpOptions, HttpSinkConfig
+from logagent.sinks.http.config import HttpOptions, HttpSinkConfig
 from logagent.sinks.templates import Template, TemplateError, compile_template
 
 

@@ -1,0 +1,1 @@
+"""The `elasticsearch` sink: the `_bulk` protocol, its config, the endpoint pool."""

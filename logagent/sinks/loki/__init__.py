@@ -1,0 +1,1 @@
+"""The `loki` sink: the push protocol and its config."""

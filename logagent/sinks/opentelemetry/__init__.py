@@ -1,0 +1,1 @@
+"""The `opentelemetry` sink: OTLP/HTTP logs and its config."""
