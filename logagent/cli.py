@@ -1,4 +1,4 @@
-"""Command line: ``logagent run | validate | --version``."""
+"""Command line: ``logagent run | validate | tap | top | --version``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 import structlog
 
 from logagent import __version__
+from logagent.observe import tap_cli, top_cli
 from logagent.observe.logging import LEVELS, configure_logging
 
 #: exit status for a bad config, as Vector uses (EX_CONFIG)
@@ -17,6 +18,9 @@ EXIT_CONFIG = 78
 EXIT_RUNTIME = 1
 
 log = structlog.get_logger("logagent")
+
+#: subcommands that inspect a running agent (their own modules)
+INSPECT_COMMANDS = {"tap": tap_cli.run, "top": top_cli.run}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate = commands.add_parser("validate", help="check the config and the graph, exit 0 if valid, 78 if not")
     validate.add_argument("--config", "-c", required=True)
-    for sub in (run, validate):
+    tap_cli.add_parser(commands)
+    top_cli.add_parser(commands)
+    for sub in (run, validate, *(commands.choices[name] for name in INSPECT_COMMANDS)):
         sub.add_argument("--log-format", choices=("json", "console"), default=argparse.SUPPRESS)
         sub.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS)
     return parser
@@ -45,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_format, args.log_level)
+    if args.command in INSPECT_COMMANDS:  # they talk to a running agent: no config of their own to check
+        return INSPECT_COMMANDS[args.command](args)
     from logagent.config import ConfigError, load_config
     from logagent.graph import check_graph, check_kubernetes
 
@@ -91,11 +99,13 @@ async def _run(config: object, *, once: bool, config_path: str, watch_config: bo
 
         address = config.api.address  # type: ignore[attr-defined]
         try:
-            api_server = await start_api_server(topology, address)
+            api_server = await start_api_server(
+                topology, address, tap_token_file=config.api.tap_token_file, data_dir=config.data_dir  # type: ignore[attr-defined]
+            )
         except OSError as exc:
             log.error("cannot listen for the health and metrics API", address=address, error=str(exc))
             return EXIT_RUNTIME
-        log.info("health and metrics API listening", url=api_server.url)
+        log.info("health and metrics API listening", url=api_server.url, socket=api_server.socket)
     try:
         await topology.run(once=once)
     except (KubeConfigError, SnapshotError) as exc:

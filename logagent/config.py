@@ -61,6 +61,9 @@ class ApiConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     enabled: bool = True
     address: str = "127.0.0.1:8686"
+    #: a file holding the bearer token that allows ``/tap`` on a non-loopback ``address``
+    #: (without it the tap is served on loopback or ``<data_dir>/api.sock`` only)
+    tap_token_file: str | None = None
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

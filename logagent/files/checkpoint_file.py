@@ -19,6 +19,8 @@ from typing import Annotated
 import msgspec
 import structlog
 
+from logagent.file_modes import open_private, private_directory
+
 log = structlog.get_logger(__name__)
 
 FORMAT_VERSION = 1
@@ -86,10 +88,10 @@ def write_atomically(path: Path, payload: bytes, *, sync: bool) -> None:
     tmp = directory / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         try:
-            fd = os.open(tmp, _CREATE, 0o600)
+            fd = open_private(tmp, _CREATE)
         except FileNotFoundError:  # data_dir not there (yet, or any more)
-            directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(tmp, _CREATE, 0o600)
+            private_directory(directory)
+            fd = open_private(tmp, _CREATE)
         try:
             view = memoryview(payload)
             while view:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import structlog
 
+from logagent.file_modes import narrow_directory
 from logagent.files.checkpoint_file import (
     Checkpoint,
     Document,
@@ -145,6 +146,9 @@ class CheckpointStore:
 
     def _load(self) -> int:
         """Take the newer valid file; returns its generation (0 without one)."""
+        if self.data_dir.is_dir():
+            with contextlib.suppress(OSError):  # a read-only data_dir is reported by the first write
+                narrow_directory(self.data_dir)
         remove_temp_files(self.data_dir)
         best: Document | None = None
         for path in (self.path, self.synced_path):

@@ -11,6 +11,7 @@ by late acknowledgements of the old one.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -27,12 +28,14 @@ if TYPE_CHECKING:
 class _InFlight:
     """A chunk emitted and not yet acknowledged."""
 
-    __slots__ = ("end", "skip", "nbytes", "done", "stale")
+    __slots__ = ("end", "skip", "nbytes", "done", "stale", "read_at")
 
     def __init__(self, end: int, skip: bool, nbytes: int) -> None:
         self.end = end
         self.skip = skip
         self.nbytes = nbytes
+        #: when it was read (monotonic), for the age of the oldest unacknowledged chunk
+        self.read_at = time.monotonic()
         self.done = False
         self.stale = False  # emitted before a truncation: must not move the checkpoint
 
@@ -86,6 +89,19 @@ class AckLedger:
         elif self.waiting and not waiting:
             ACK_WAITS.end()
         self.waiting = waiting
+
+    def oldest_unacked_at(self) -> float | None:
+        """When the oldest chunk not yet acknowledged was read (monotonic), None if none is in flight.
+
+        Each file's oldest chunk in flight is the front of its list (finished
+        ones leave the front at once); one look per file, at scrape time.
+        """
+        oldest = None
+        for f in self._owner.values():
+            inflight = f.state.acks.inflight
+            if inflight and (oldest is None or inflight[0].read_at < oldest):
+                oldest = inflight[0].read_at
+        return oldest
 
     def saved(self, key: tuple[int, int]) -> Checkpoint | None:
         return self.store.get(self.source_id, identity_key(*key))

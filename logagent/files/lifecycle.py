@@ -97,6 +97,17 @@ class FileTable:
     def checkpoint_lag_bytes(self) -> int:
         return sum(max(0, f.state.reader.size - f.state.acks.committed) for f in self.files.values())
 
+    def behind_bytes(self) -> int:
+        """Bytes written to open files and not read yet: their sizes now (an fstat each) minus read offsets."""
+        behind = 0
+        for f in self.files.values():
+            reader = f.state.reader
+            try:
+                behind += max(0, os.fstat(reader.fd).st_size - reader.read_pos)
+            except OSError:
+                pass
+        return behind
+
     # -- opening and forgetting ------------------------------------------------
 
     def open(self, path: str, startup: bool) -> TailedFile | None:

@@ -136,6 +136,15 @@ class FileTailer:
         """Bytes of open files (as large as last seen) past their checkpoint."""
         return self._table.checkpoint_lag_bytes()
 
+    @property
+    def behind_bytes(self) -> int:
+        """Bytes of open files not read yet (an fstat each: call it at scrape time)."""
+        return self._table.behind_bytes()
+
+    def oldest_unacked_at(self) -> float | None:
+        """When the oldest chunk no sink has acknowledged yet was read (monotonic); None if none."""
+        return self._ledger.oldest_unacked_at()
+
     def files(self) -> list[TailedFile]:
         return list(self._table.files.values())
 

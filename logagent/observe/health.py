@@ -1,20 +1,32 @@
-"""The API server: ``/health``, ``/ready`` and ``/metrics`` over HTTP.
+"""The API server: ``/health``, ``/ready``, ``/metrics`` and ``/tap`` over HTTP.
 
 It runs on the agent's event loop. That is the point of ``/health``: when it
 answers, the loop is alive (a blocked loop makes the probe time out and the
 kubelet restart the pod). ``/ready`` tells whether sinks are started and the
 metadata stores hold their initial state. ``/metrics`` is the Prometheus text
 exposition of a dedicated registry (see :mod:`logagent.observe.metrics`).
+``/tap`` streams sampled records (see :mod:`.tap_http`), only where
+:mod:`.api_access` allows: on a loopback address, on the Unix socket
+``<data_dir>/api.sock`` opened beside a network address, or with a bearer token.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import Any
 
+import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from logagent.file_modes import FILE_MODE, private_directory
+from logagent.observe.api_access import TapAccess, is_loopback_host, network_access, socket_path
 from logagent.observe.metrics import TopologyCollector, build_registry
+from logagent.observe.tap import TapHub
+from logagent.observe.tap_http import tap_handler
+
+log = structlog.get_logger(__name__)
 
 
 class ApiServer:
@@ -24,6 +36,9 @@ class ApiServer:
         self, runner: web.AppRunner, host: str, port: int, registry: CollectorRegistry, collector: TopologyCollector | None
     ) -> None:
         self._runner = runner
+        #: the Unix socket's runner and path, when one was opened
+        self.socket_runner: web.AppRunner | None = None
+        self.socket: str | None = None
         self.host = host
         #: the bound port (the real one when the address asked for port 0)
         self.port = port
@@ -37,6 +52,8 @@ class ApiServer:
 
     async def stop(self) -> None:
         await self._runner.cleanup()
+        if self.socket_runner is not None:
+            await self.socket_runner.cleanup()
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -62,7 +79,7 @@ def readiness(topology: Any) -> list[str]:
     return reasons or ["not ready"]
 
 
-def build_app(topology: Any, registry: CollectorRegistry) -> web.Application:
+def build_app(topology: Any, registry: CollectorRegistry, tap: tuple[TapHub, TapAccess] | None = None) -> web.Application:
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
@@ -80,22 +97,34 @@ def build_app(topology: Any, registry: CollectorRegistry) -> web.Application:
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
     app.router.add_get("/metrics", metrics)
+    if tap is not None:
+        app.router.add_get("/tap", tap_handler(*tap))
     return app
 
 
 async def start_api_server(
-    topology: Any, address: str, *, registry: CollectorRegistry | None = None
+    topology: Any, address: str, *, registry: CollectorRegistry | None = None, tap_token_file: str | None = None,
+    data_dir: str | None = None,
 ) -> ApiServer:
     """Serve the topology's health, readiness and metrics on ``address``
-    (``"host:port"``, port 0 picks a free one: see ``ApiServer.port``).
+    (``"host:port"``, port 0 picks a free one: see ``ApiServer.port``), and its tap
+    where :mod:`.api_access` allows (a topology without a wiring has no tap).
 
-    Raises ValueError for a malformed address and OSError when it cannot bind.
+    With a non-loopback ``address`` and a ``data_dir``, the API is also served
+    on ``<data_dir>/api.sock`` (0600), where the tap is allowed; a socket that
+    cannot be opened is logged and left out. Raises ValueError for a malformed
+    address and OSError when it cannot bind the address.
     """
     host, port = parse_address(address)
     collector = None
     if registry is None:
         registry, collector = build_registry(topology)
-    runner = web.AppRunner(build_app(topology, registry), access_log=None, handle_signals=False)
+    hub = TapHub(topology) if hasattr(topology, "wiring") else None
+    socket = None
+    if hub is not None and data_dir is not None and not is_loopback_host(host):
+        socket = str(socket_path(data_dir))
+    tap = (hub, network_access(host, tap_token_file, socket)) if hub is not None else None
+    runner = web.AppRunner(build_app(topology, registry, tap), access_log=None, handle_signals=False)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -104,5 +133,25 @@ async def start_api_server(
         await runner.cleanup()
         raise
     bound = runner.addresses[0][1] if runner.addresses else port
-    return ApiServer(runner, host, bound, registry, collector)
+    server = ApiServer(runner, host, bound, registry, collector)
+    if socket is not None and hub is not None:
+        server.socket_runner = await _start_socket(build_app(topology, registry, (hub, TapAccess(open=True))), socket)
+        server.socket = socket if server.socket_runner is not None else None
+    return server
 
+
+async def _start_socket(app: web.Application, path: str) -> web.AppRunner | None:
+    """Serve ``app`` on the Unix socket ``path`` (0600 in a 0700 directory); None (logged) if it cannot."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        private_directory(os.path.dirname(path))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # left by an earlier run
+        await web.UnixSite(runner, path).start()
+        os.chmod(path, FILE_MODE)
+    except OSError as exc:
+        await runner.cleanup()
+        log.warning("cannot open the API's Unix socket; the tap is not served", path=path, error=str(exc))
+        return None
+    return runner

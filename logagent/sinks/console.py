@@ -23,6 +23,7 @@ import structlog
 
 from logagent.acks import Batch
 from logagent.encoding import encode_ndjson_parts, encode_text
+from logagent.observe.latency import DeliveryLatency
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
 
@@ -55,6 +56,8 @@ class ConsoleSink(Sink):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
         self._inline = _never_blocks(self.fd)
         self.events_in = 0
+        #: from the records' timestamps to their write
+        self.delivery_latency = DeliveryLatency()
         self.events_sent = 0
         self.bytes_sent = 0
 
@@ -85,6 +88,7 @@ class ConsoleSink(Sink):
             self.bytes_sent += written
             for b in batches:
                 b.release()
+                self.delivery_latency.observe_events(b.events)
 
     def _render(self, batches: list[Batch]) -> list[bytes]:
         if self._json:

@@ -29,14 +29,17 @@ import logagent
 from logagent.observe.metrics.components import component_families, transform_families
 from logagent.observe.metrics.files import checkpoint_families, source_families
 from logagent.observe.metrics.kube import kube_families
+from logagent.observe.metrics.lag import lag_families
 from logagent.observe.metrics.reading import AttributeReader
 from logagent.observe.metrics.sinks import queue_families, sink_families
 from logagent.observe.ratelimit import RateLimitedLogger
 
 log = structlog.get_logger(__name__)
 
-#: every label name the metrics use; none of them identifies a pod or a file
-LABEL_NAMES = frozenset({"component_id", "component_kind", "resource", "verb", "status", "reason", "version", "result"})
+#: every label name the metrics use (``le``: a histogram bucket); none of them identifies a pod or a file
+LABEL_NAMES = frozenset(
+    {"component_id", "component_kind", "resource", "verb", "status", "reason", "version", "result", "le"}
+)
 
 #: a section of the exposition: (topology, reader) -> its families
 Section = Callable[[Any, AttributeReader], list[Metric]]
@@ -65,6 +68,7 @@ class TopologyCollector(Collector):
             ("checkpoints", checkpoint_families),
             ("components", component_families),
             ("sources", source_families),
+            ("lag", lambda topology, read: lag_families(topology, read, time.monotonic())),
             ("transforms", transform_families),
             ("queues", queue_families),
             ("sinks", sink_families),

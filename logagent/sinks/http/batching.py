@@ -25,6 +25,7 @@ from logagent.acks import Batch
 from logagent.event import LogEvent
 
 if TYPE_CHECKING:
+    from logagent.observe.latency import DeliveryLatency
     from logagent.sinks.http.protocol import HttpProtocol
 
 
@@ -46,12 +47,15 @@ def ordering_key(event: LogEvent) -> Hashable:
 class BatchTracker:
     """Releases an input batch when all requests holding its events are done."""
 
-    __slots__ = ("acks", "parts")
+    __slots__ = ("acks", "parts", "latency", "stamp")
 
-    def __init__(self, batch: Batch) -> None:
+    def __init__(self, batch: Batch, latency: DeliveryLatency | None = None) -> None:
         self.acks = batch.acks
         #: one part is held by the dispatcher until every event is placed
         self.parts = 1
+        #: the sink's delivery latency, observed for the batch when it is released
+        self.latency = latency
+        self.stamp = latency.stamp(batch.events) if latency is not None else None
 
     def add_part(self) -> None:
         self.parts += 1
@@ -61,6 +65,8 @@ class BatchTracker:
         if self.parts == 0:
             for group in self.acks:
                 group.release()
+            if self.latency is not None:
+                self.latency.observe(self.stamp)
 
 
 class RequestBatch:

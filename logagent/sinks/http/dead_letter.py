@@ -5,8 +5,9 @@ cannot fix, a single record still too large after splitting); the checkpoint
 then moves on, so nothing is retried forever and nothing vanishes silently.
 
 Each line is one JSON object ``{"reason": ..., "record": <the record>}`` where
-the record is the JSON the sink would have sent. The file is size-capped: it
-lives as ``<name>.ndjson`` (newest lines) and ``<name>.ndjson.1`` (older
+the record is the JSON the sink would have sent. The files hold whole records:
+they are 0600 in a 0700 directory (:mod:`logagent.file_modes`). The file is
+size-capped: it lives as ``<name>.ndjson`` (newest lines) and ``<name>.ndjson.1`` (older
 lines). When the current file would pass half the cap it becomes ``.1``,
 replacing the previous ``.1``, whose lines are counted in ``records_discarded``.
 So the oldest lines go first and both files together stay within the cap.
@@ -22,6 +23,7 @@ import msgspec
 
 from logagent.encoding import encode_json
 from logagent.event import LogEvent
+from logagent.file_modes import open_private, private_directory
 
 _encode = msgspec.json.Encoder().encode
 
@@ -71,7 +73,7 @@ class DeadLetterFile:
         self.write((encode_json(event) for event in events), reason)
 
     def _append(self, lines: list[bytes]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(self.path.parent)
         if self._size is None:
             self._size = self.path.stat().st_size if self.path.exists() else 0
         start = 0
@@ -83,7 +85,7 @@ class DeadLetterFile:
             if end == start:
                 self._rotate()
                 continue
-            with open(self.path, "ab") as out:
+            with os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab") as out:
                 out.write(b"".join(lines[start:end]))
             self.records_written += end - start
             self._size = size

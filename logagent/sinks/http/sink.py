@@ -29,6 +29,7 @@ import structlog
 
 from logagent.acks import ACK_WAITS, Batch
 from logagent.event import LogEvent
+from logagent.observe.latency import DeliveryLatency
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
 from logagent.sinks.http.batching import BatchTracker, KeyRouter, LaneBatcher, RequestBatch, ordering_key
@@ -89,6 +90,8 @@ class HttpSink(Sink):
         log = structlog.get_logger().bind(component_id=component_id, component_type=self.kind)
         self._delivery = self._new_delivery(config, log)
         self.events_in = 0
+        #: from the records' timestamps to their acknowledgement
+        self.delivery_latency = DeliveryLatency()
         lanes = config.request.concurrency
         self._router = KeyRouter(lanes)
         self._batchers = [
@@ -239,7 +242,7 @@ class HttpSink(Sink):
         await self._lanes[request.lane].put(request)
 
     def _place(self, batch: Batch, ready: list[RequestBatch], deadline: Callable[[], float]) -> None:
-        tracker = BatchTracker(batch)
+        tracker = BatchTracker(batch, self.delivery_latency)
         events = batch.events
         if batch.ctx is not None:  # one file (a source batch): a single run
             self._place_run(events, tracker, ready, deadline)
