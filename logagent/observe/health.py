@@ -54,6 +54,9 @@ class ApiServer:
         await self._runner.cleanup()
         if self.socket_runner is not None:
             await self.socket_runner.cleanup()
+        if self.socket is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.socket)
 
 
 def parse_address(address: str) -> tuple[str, int]:
