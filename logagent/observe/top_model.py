@@ -171,6 +171,11 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: the titles on a narrow terminal, in ``COLUMNS`` order
+SHORT_TITLES = ("ID", "KIND", "IN/s", "OUT/s", "B IN/s", "B OUT/s", "ERR", "QUEUE", "FLIGHT", "RETRY", "DEAD",
+                "FILES", "BEHIND", "OLDEST")
+
+
 def cells(row: Row) -> list[str]:
     """The row's cells in ``COLUMNS`` order, as text."""
     out = []

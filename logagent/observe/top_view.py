@@ -14,9 +14,14 @@ from rich.text import Text
 from logagent.observe import top_model
 
 
-def table(previous: top_model.Scrape | None, current: top_model.Scrape) -> Table:
-    view = Table(expand=False, header_style="bold", box=None, pad_edge=False)
-    for index, (title, _) in enumerate(top_model.COLUMNS):
+#: below this many columns the short titles are used
+WIDE = 150
+
+
+def table(previous: top_model.Scrape | None, current: top_model.Scrape, width: int = WIDE) -> Table:
+    view = Table(expand=False, header_style="bold", box=None, pad_edge=False, padding=(0, 1, 0, 0))
+    titles = [title for title, _ in top_model.COLUMNS] if width >= WIDE else top_model.SHORT_TITLES
+    for index, title in enumerate(titles):
         view.add_column(title, justify="left" if index < 2 else "right", no_wrap=True)
     for row in top_model.rows(previous, current):
         style = "red" if (row.values.get("errors") or 0) > 0 or (row.values.get("dead_lettered") or 0) > 0 else None
@@ -24,17 +29,18 @@ def table(previous: top_model.Scrape | None, current: top_model.Scrape) -> Table
     return view
 
 
-def screen(where: str, previous: top_model.Scrape | None, current: top_model.Scrape) -> Group:
-    return Group(Text(top_model.header(where, current), style="bold"), Text(""), table(previous, current),
+def screen(where: str, previous: top_model.Scrape | None, current: top_model.Scrape, width: int = WIDE) -> Group:
+    return Group(Text(top_model.header(where, current), style="bold"), Text(""), table(previous, current, width),
                  Text("\nrates per second over the last interval; ctrl-c quits", style="dim"))
 
 
 async def live(where: str, first: top_model.Scrape, scrape: Callable[[], Awaitable[top_model.Scrape]],
                interval: float) -> None:
     previous: Any = first
-    with Live(screen(where, None, first), auto_refresh=False, screen=False) as view:
+    with Live(auto_refresh=False, screen=False) as view:
+        view.update(screen(where, None, first, view.console.width), refresh=True)
         while True:
             await asyncio.sleep(interval)
             current = await scrape()
-            view.update(screen(where, previous, current), refresh=True)
+            view.update(screen(where, previous, current, view.console.width), refresh=True)
             previous = current
