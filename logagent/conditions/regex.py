@@ -105,12 +105,17 @@ class Pattern:
 
 def compile_regex(pattern: str) -> Pattern:
     """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
+    return Pattern(pattern, compile_rust_pattern(pattern, _OPTIONS))
+
+
+def compile_rust_pattern(pattern: str, options: Options) -> NativeRegex:
+    """A Rust-syntax regex rewritten for RE2 and compiled with ``options`` (the binding's object)."""
     rewritten = _Rewriter(pattern)
     text = rewritten.run()
-    compiled = compile_native(text, _OPTIONS)
+    compiled = compile_native(text, options)
     if not compiled.ok():
         raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
-    return Pattern(pattern, compiled)
+    return compiled
 
 
 def required_literal(pattern: str) -> str | None:
