@@ -123,12 +123,14 @@ def outcome_of_ours(name: str, *args: Any, **named: Any) -> tuple[str, Any]:
             declared.check(infos)
     except ArgumentError as error:
         return ("compile", str(error))
-    values = [None if v is _ABSENT else (v.value if isinstance(v, Event) else v) for v in _ordered(name, args, named)]
-    for value, param in zip(values, declared.params):
-        if value is not None and kind_of(value) & ~param.kinds:
+    ordered = _ordered(name, args, named)
+    values = [None if v is _ABSENT else (v.value if isinstance(v, Event) else v) for v in ordered]
+    for given, value, param in zip(ordered, values, declared.params):
+        if given is not _ABSENT and kind_of(value) & ~param.kinds:
             return ("error", f"expected {kind_names(param.kinds)}, got {value_kind(value)}")
+    implementation = (declared.specialize(infos) if declared.specialize else None) or declared.implementation
     try:
-        return ("ok", normalise(declared.implementation(*values)))
+        return ("ok", normalise(implementation(*values)))
     except FunctionError as error:
         return ("error", str(error))
 

@@ -43,8 +43,9 @@ def function(
     check: Callable[[Args], None] | None = None,
     pure: bool = True,
     extra: Mapping[str, Any] | None = None,
+    specialize: Callable[[Args], Callable[..., Any] | None] | None = None,
 ) -> Function:
-    return Function(name, params, type_def, implementation, check, pure, extra or {})
+    return Function(name, params, type_def, implementation, check, pure, extra or {}, specialize)
 
 
 def always(kinds: Kind, fallible: bool = False) -> TypeDefFn:
