@@ -16,7 +16,9 @@ from .regex import Regex
 from .types import _string_to_float
 
 _decode = msgspec.json.decode
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
+# an integer outside i64 has at least 19 digits: found by mapping digits to "0", the rest to " "
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_NINETEEN_DIGITS = b"0" * 19
 _I64_MAX, _I64_MIN = 2**63 - 1, -(2**63)
 _RAW_OBJECT = dict[str, msgspec.Raw]
 _RAW_ARRAY = list[msgspec.Raw]
@@ -64,13 +66,14 @@ def parse_json(value: str, max_depth: int | None, lossy: bool | None) -> Any:
         value = value[1:]
     if max_depth is not None:
         return _parse_json_depth(value, max_depth)
+    data = value.encode("utf-8", "surrogatepass")
     try:
-        parsed = _decode(value)
-    except (msgspec.DecodeError, UnicodeEncodeError) as error:
+        parsed = _decode(data)
+    except msgspec.DecodeError as error:
         raise JsonError(f"unable to parse json: {_json_reason(error)}") from None
-    if _LONG_DIGITS.search(value) is not None:
+    if len(data) >= 19 and _NINETEEN_DIGITS in data.translate(_DIGITS_ONLY):
         parsed = _fix_big_ints(parsed)
-    if value.count("[") + value.count("{") > 127:
+    if len(data) > 127 and data.count(b"[") + data.count(b"{") > 127:
         too_deep = _depth_exceeds(value, 127)
         if too_deep is not None:
             line = value.count("\n", 0, too_deep) + 1
