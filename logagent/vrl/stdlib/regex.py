@@ -119,6 +119,21 @@ class Regex:
         pieces.append(data[last:])
         return b"".join(pieces).decode("utf-8", "surrogatepass")
 
+    def replace_with(self, text: str, replacer: Callable[[str], str]) -> str:
+        """Replace every match with ``replacer(matched text)`` (no ``$`` expansion)."""
+        data = text.encode("utf-8", "surrogatepass")
+        matches = self.iter_spans(data)
+        if not matches:
+            return text
+        pieces, last = [], 0
+        for spans in matches:
+            start, stop = spans[0]
+            pieces.append(data[last:start].decode("utf-8", "surrogatepass"))
+            pieces.append(replacer(data[start:stop].decode("utf-8", "surrogatepass")))
+            last = stop
+        pieces.append(data[last:].decode("utf-8", "surrogatepass"))
+        return "".join(pieces)
+
     def split(self, text: str, limit: int) -> list[str]:
         """Rust's ``splitn``: at most ``limit`` pieces, the last one the rest of the text."""
         if limit <= 0:
