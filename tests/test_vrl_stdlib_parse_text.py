@@ -102,3 +102,9 @@ def test_parse_key_value(text, options):
     assert ours[0] == theirs[0], (text, options, ours, theirs)
     if ours[0] == "ok" or "whole line" in theirs[1]:
         assert ours == theirs
+
+
+@pytest.mark.parametrize("text", ["foo=%2B1&bar=2&xyz=&abc", "?a=1&a=2&a=3", "", "?", "a+b=c+d&&e", "%E2%82%AC=%FF", "k=v=w",
+                                  "a=1;b=2", "=x&y"])
+def test_parse_query_string(text):
+    same("parse_query_string", text)

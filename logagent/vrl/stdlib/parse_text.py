@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -232,6 +233,19 @@ def _decimal_to_f64(number: Decimal) -> float:
 _SCALE_28 = Decimal("1e-28")
 
 
+def parse_query_string(value: str) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    query = value[1:] if value.startswith("?") else value
+    for key, item in urllib.parse.parse_qsl(query, keep_blank_values=True, errors="replace"):
+        if key not in result:
+            result[key] = item
+        elif type(result[key]) is list:
+            result[key].append(item)
+        else:
+            result[key] = [result[key], item]
+    return result
+
+
 def _check_whitespace(args: Args) -> None:
     arg = args[3]
     if arg is not None and (not arg.constant or arg.value not in ("strict", "lenient")):
@@ -252,5 +266,6 @@ FUNCTIONS = [
         parse_key_value,
         check=_check_whitespace,
     ),
+    function("parse_query_string", (req("value", B),), always(OBJ), parse_query_string),
     function("parse_logfmt", (req("value", B),), always(OBJ, True), parse_logfmt),
 ]
