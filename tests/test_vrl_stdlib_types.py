@@ -51,3 +51,16 @@ def test_is_json_variant_must_be_known():
 @pytest.mark.parametrize("value", ["", "a", [], [1], {}, {"a": 1}, Event(3)], ids=repr)
 def test_is_empty(value):
     same("is_empty", value)
+
+
+@pytest.mark.parametrize("pattern", ["a+", r"^(?P<x>\d+)$", "(?i)abc", "é|ü"])
+def test_to_regex(pattern):
+    same("to_regex", pattern)
+
+
+def test_to_regex_bad_pattern_fails_alike():
+    from tests.vrl_function_oracle import outcome_of_ours, outcome_of_vrl
+
+    ours, theirs = outcome_of_ours("to_regex", "(a"), outcome_of_vrl("to_regex", "(a")
+    assert ours[0] == theirs[0] == "error"
+    assert ours[1].startswith("could not create regex: ") and theirs[1].startswith("could not create regex: ")
