@@ -39,3 +39,24 @@ SYSLOG = ['<13>1 2020-03-13T20:45:38.119Z dynamicwireless.name non 2426 ID931 [e
 @pytest.mark.parametrize("text", SYSLOG)
 def test_parse_syslog(text):
     same("parse_syslog", text)
+
+
+NGINX = [
+    ("combined", '172.17.0.1 - - [31/Mar/2021:12:04:07 +0000] "GET / HTTP/1.1" 200 612 "-" "curl/7.75.0" "-"'),
+    ("combined", '172.17.0.1 - bob [31/Mar/2021:12:04:07 +0200] "POST /x HTTP/2.0" 500 0 "http://a/b" "Mozilla/5.0" "2.75"'),
+    ("main", '172.24.0.1 - alice [03/Jan/2025:16:42:58 +0000] "GET / HTTP/1.1" 200 615 "http://domain.tld/path" "curl/8.11.1" "1.2.3.4, 10.10.1.1"'),
+    ("main", '172.24.0.1 - - [03/Jan/2025:16:42:58 +0000] "GET / HTTP/1.1" 200 615 "-" "-" "-"'),
+    ("error", '2021/04/01 13:02:31 [error] 31#31: *1 open() "/usr/share/nginx/html/not-found" failed (2: No such file or directory), client: 172.17.0.1, server: localhost, request: "POST /not-found HTTP/1.1", host: "localhost:8081"'),
+    ("error", '2022/04/15 08:16:13 [error] 7164#7164: *20 limiting requests, excess: 10.000 by zone "api_access_token", client: 10.244.0.0, server: test.local, request: "GET / HTTP/2.0", host: "127.0.0.1:8080", referrer: "https://x/"'),
+    ("ingress_upstreaminfo", '0.0.0.0 - bob [18/Mar/2023:15:00:00 +0000] "GET /some/path HTTP/2.0" 200 12312 "https://10.0.0.1/some/referer" "SomeUserAgent" 690 0.012 [some-upstream-service-9000] [] 10.0.50.80:9000 19437 0.011 200 752178adb17130b291aefd8c386279e7'),
+    ("combined", "garbage"),
+]
+
+
+@pytest.mark.parametrize("fmt, text", NGINX)
+def test_parse_nginx_log(fmt, text):
+    same("parse_nginx_log", text, fmt)
+
+
+def test_parse_nginx_log_format_is_an_enum():
+    assert same("parse_nginx_log", "x", "apache")[0] == "compile"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from ..function import FunctionError
+from ..function import ArgumentError, FunctionError
 from ..value import Timestamp
 from .chrono_parse import ParseError, parse, resolve
 from .declare import B, OBJ, always, function, opt, req
 from .regex import Regex
+from .types import rust_parse_float
 
 _KLOG = Regex(
     r"^\s*(?P<level>\w)(?P<timestamp>(?P<month>\d{2})\d{2}\s\d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<id>\d+)\s"
@@ -23,6 +24,7 @@ _COMMON = Regex(
     r'(-|"(-|(\s*(?P<message>((?P<method>\w+)\s+(?P<path>' + _ANY + r"*?)\s+(?P<protocol>" + _ANY + r"*?)\s*|"
     + _ANY + r'*?))\s*))")\s+(-|(?P<status>\d+))\s+(-|(?P<size>\d+))\s*$'
 )
+_FLOAT_FIELDS = frozenset(("excess", "request_time", "upstream_response_time"))
 _INTEGER_FIELDS = frozenset(("status", "size", "pid", "tid", "cid", "port", "body_bytes_size", "request_length",
                              "upstream_response_length", "upstream_status"))
 
@@ -67,6 +69,11 @@ def _log_fields(pattern: Regex, groups: list[str | None], timestamp_format: str)
             continue
         if name == "timestamp":
             fields[name] = _parse_time(text, timestamp_format)
+        elif name in _FLOAT_FIELDS:
+            try:
+                fields[name] = rust_parse_float(text)
+            except ValueError:
+                raise FunctionError(f"failed parsing {name}") from None
         elif name in _INTEGER_FIELDS:
             if not text.isdigit() or int(text) >= 2**63:
                 raise FunctionError(f"failed parsing {name}")
@@ -83,7 +90,54 @@ def parse_common_log(value: str, timestamp_format: str | None) -> dict[str, Any]
     return _log_fields(_COMMON, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
 
 
+_NGINX = {
+    "combined": Regex(
+        r'^\s*(-|(?P<client>\S+))\s+\-\s+(-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<size>\d+)\s+"(?P<referer>[^"]*)"\s+"(?P<agent>[^"]*)"(\s+"(-|(?P<compression>[^"]+))")?\s*$'
+    ),
+    "main": Regex(
+        r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
+        r'"(-|(?P<http_x_forwarded_for>[^"]+))"\s*$'
+    ),
+    "ingress_upstreaminfo": Regex(
+        r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
+        r"(?P<request_length>\d+)\s+(?P<request_time>\d+\.\d+)\s+\[(?P<proxy_upstream_name>[^\]]+)\]\s+"
+        r"\[(?P<proxy_alternative_upstream_name>[^\]]+)?\]\s+(?P<upstream_addr>\S+)\s+(-|(?P<upstream_response_length>\d+))\s+"
+        r"(-|(?P<upstream_response_time>\d+\.\d+))\s+(-|(?P<upstream_status>\d+))\s+(?P<req_id>\S+)\s*$"
+    ),
+    "error": Regex(
+        r"^\s*(?P<timestamp>.+)\s+\[(?P<severity>\w+)\]\s+(?P<pid>\d+)\#(?P<tid>\d+):(\s+\*(?P<cid>\d+))?\s+(?P<message>.+?)"
+        r'(,\s+excess:\s+(?P<excess>[^\s,]+),?\sby\szone\s"(?P<zone>[^,]+)")?(,\s+client:\s+(?P<client>[^,]+))?'
+        r'(,\s+server:\s+(?P<server>[^,]*))?(,\s+request:\s+"(?P<request>[^"]*)")?(,\s+upstream:\s+"(?P<upstream>[^"]*)")?'
+        r'(,\s+host:\s+"(?P<host>[^"]*)")?(,\s+refer?rer:\s+"(?P<referrer>[^"]*)")?\s*$'
+    ),
+}
+
+
+def parse_nginx_log(value: str, format_: str, timestamp_format: str | None) -> dict[str, Any]:
+    pattern = _NGINX[format_]
+    groups = pattern.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing log line")
+    default = "%Y/%m/%d %H:%M:%S" if format_ == "error" else "%d/%b/%Y:%T %z"
+    fields = _log_fields(pattern, groups, default if timestamp_format is None else timestamp_format)
+    if "referrer" in fields:
+        fields["referer"] = fields.pop("referrer")
+    return fields
+
+
+def _check_nginx_format(args: Any) -> None:
+    arg = args[1]
+    if arg is None or not arg.constant or arg.value not in _NGINX:
+        names = ", ".join(f'"{name}"' for name in _NGINX)
+        raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+
+
 FUNCTIONS = [
+    function("parse_nginx_log", (req("value", B), req("format", B), opt("timestamp_format", B)), always(OBJ, True),
+             parse_nginx_log, check=_check_nginx_format),
     function("parse_klog", (req("value", B),), always(OBJ, True), parse_klog),
     function("parse_common_log", (req("value", B), opt("timestamp_format", B)), always(OBJ, True), parse_common_log),
 ]
