@@ -108,3 +108,13 @@ def test_parse_key_value(text, options):
                                   "a=1;b=2", "=x&y"])
 def test_parse_query_string(text):
     same("parse_query_string", text)
+
+
+@pytest.mark.parametrize("text", ["https://user:pw@Example.COM:8080/a%20b/../c?x=1&y=2&x=3#frag", "http://example.com",
+                                  "http://example.com:80/", "https://example.com:443/a/./b/", "foo", "mailto:a@b.c",
+                                  "https://ünï.com/é?q=é", "http://h/p?q#", "ftp://ftp.example.com/pub/file.txt",
+                                  "https://example.com/a b", "http://example.com:99999", "http://[::1]:8080/x",
+                                  "postgres://u@db:5432/name", "https://example.com?a=%20&b=+"])
+def test_parse_url(text):
+    same("parse_url", text)
+    same("parse_url", text, default_known_ports=True)
