@@ -12,6 +12,7 @@ import msgspec
 from ..function import ArgumentError, FunctionError, TypeDef
 from ..value import Kind
 from .declare import ANY, ARR, BOOL, JSON, OBJ, RE, Args, B, F, I, always, function, opt, req
+from .json_errors import serde_json_error
 from .key_value import parse_key_value, parse_logfmt
 from .regex import Regex
 from .types import _string_to_float
@@ -26,7 +27,21 @@ _RAW_ARRAY = list[msgspec.Raw]
 
 
 class JsonError(FunctionError):
-    """parse_json's error; the message says where msgspec found the text malformed."""
+    """parse_json's error; serde_json's wording of the problem is worked out when the message is read.
+
+    Most malformed texts are plain log lines handled with ``??``, where the
+    message is never read; ``str(error)`` is the message.
+    """
+
+    def __init__(self, prefix: str, text: str) -> None:
+        super().__init__(prefix)
+        self._prefix, self._text, self._message = prefix, text, None
+
+    def __str__(self) -> str:
+        if self._message is None:
+            self._message = self._prefix + serde_json_error(self._text)
+            self.args = (self._message,)
+        return self._message
 
 
 def _fix_big_ints(value: Any) -> Any:
@@ -71,7 +86,7 @@ def parse_json(value: str, max_depth: int | None, lossy: bool | None) -> Any:
     try:
         parsed = _decode(data)
     except msgspec.DecodeError as error:
-        raise JsonError(f"unable to parse json: {_json_reason(error)}") from None
+        raise JsonError("unable to parse json: ", value) from None
     if len(data) >= 19 and _NINETEEN_DIGITS in data.translate(_DIGITS_ONLY):
         parsed = _fix_big_ints(parsed)
     if len(data) > 127 and data.count(b"[") + data.count(b"{") > 127:
@@ -79,19 +94,8 @@ def parse_json(value: str, max_depth: int | None, lossy: bool | None) -> Any:
         if too_deep is not None:
             line = value.count("\n", 0, too_deep) + 1
             column = too_deep - (value.rfind("\n", 0, too_deep) + 1) + 1
-            raise JsonError(f"unable to parse json: recursion limit exceeded at line {line} column {column}")
+            raise FunctionError(f"unable to parse json: recursion limit exceeded at line {line} column {column}")
     return parsed
-
-
-def _json_reason(error: Exception) -> str:
-    text = str(error)
-    if "truncated" in text:
-        return "EOF while parsing a value"
-    if "out of range" in text:
-        return "number out of range"
-    if "trailing characters" in text:
-        return "trailing characters"
-    return "expected value"
 
 
 def _parse_json_depth(value: str, max_depth: int) -> Any:
@@ -103,7 +107,7 @@ def _parse_json_depth(value: str, max_depth: int) -> Any:
         _decode(value)
         return _fix_big_ints(_layer(value.strip().encode(), max_depth))
     except (msgspec.DecodeError, UnicodeEncodeError) as error:
-        raise JsonError(f"unable to parse json with max depth: {_json_reason(error)}") from None
+        raise JsonError("unable to read json: ", value) from None
 
 
 def _layer(raw: bytes, remaining: int) -> Any:
