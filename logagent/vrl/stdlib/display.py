@@ -15,13 +15,14 @@ _NANOS = 1_000_000_000
 
 def float_to_string(value: float) -> str:
     """Rust's ``Display`` for f64: the shortest digits that read back, never an exponent."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return "NaN" if value != value else ("inf" if value > 0 else "-inf")
     text = repr(value)
+    if text[-2:] == ".0":
+        return text[:-2]
     if "e" in text:
         text = format(Decimal(text), "f")
-    if text.endswith(".0"):
-        text = text[:-2]
+        return text[:-2] if text[-2:] == ".0" else text
+    if "n" in text:  # inf, -inf, nan
+        return "NaN" if text == "nan" else text
     return text
 
 
