@@ -89,3 +89,27 @@ def test_object_from_array(values, keys):
         same("object_from_array", values)
     else:
         same("object_from_array", values, keys)
+
+
+@pytest.mark.parametrize("event, path", [
+    ({"hi": {"events": [{"a": 1}, {"b": 2}]}, "x": 1}, ("hi", "events")),
+    ({"events": ["a", "b", "c"]}, ("events",)),
+    ({"events": []}, ("events",)),
+    ({"events": "nope"}, ("events",)),
+    ({"other": 1}, ("events",)),
+], ids=repr)
+def test_unnest_helper_matches_vrl(event, path):
+    import vrl_python
+
+    from logagent.vrl.stdlib.paths import unnest
+
+    source = ". = unnest!(." + ".".join(path) + ")"
+    try:
+        expected = ("ok", vrl_python.VRLRuntime().execute(source, event).runtime_result)
+    except RuntimeError as error:
+        expected = ("error", str(error).split("): ", 1)[1].splitlines()[0])
+    try:
+        ours = ("ok", unnest(event, path))
+    except ValueError as error:
+        ours = ("error", str(error))
+    assert ours == expected

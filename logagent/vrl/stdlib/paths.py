@@ -117,3 +117,19 @@ def _remove(value: Any, path: Sequence[Segment], compact: bool) -> Any:
     else:
         copy[key] = new_child
     return copy, not copy
+
+
+def unnest(root: Any, path: Sequence[Segment]) -> list[Any]:
+    """VRL's ``unnest(path)``: one copy of ``root`` per element of the array at ``path``, holding that element.
+
+    For the compiler (``unnest`` takes a path, not a value): ``root`` is the
+    event, a variable or the value the path starts from. Raises ``ValueError``
+    with VRL's message when the path holds no array.
+    """
+    values = get_path(root, path) if has_path(root, path) else None
+    if type(values) is not list:
+        from .display import value_kind
+
+        raise ValueError(f"expected array, got {value_kind(values)}")
+    trimmed = remove_path(root, path, False)
+    return [set_path(trimmed, path, value) for value in values]
