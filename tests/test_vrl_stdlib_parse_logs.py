@@ -33,7 +33,8 @@ SYSLOG = ['<13>1 2020-03-13T20:45:38.119Z dynamicwireless.name non 2426 ID931 [e
           "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - BOM'su root' failed",
           "<190>Dec  5 08:19:00 host app[5]: x", "<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It's time",
           '<165>1 2003-10-11T22:14:15.003Z host evntslog - ID47 [exampleSDID@32473 iut="3"][examplePriority@32473 class="high"]',
-          "<13>Feb  5 17:32:18 10.0.0.99 myapp[abc]: Use the BFG!"]
+          "<13>Feb  5 17:32:18 10.0.0.99 myapp[abc]: Use the BFG!", "<13>2020-03-13T20:45:38Z host app: msg",
+          "2020-03-13T20:45:38.123+01:00 host app[1]: msg"]
 
 
 @pytest.mark.parametrize("text", SYSLOG)

@@ -151,7 +151,7 @@ _RFC5424 = Regex(
     r"(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>(?s:.*)))?$"
 )
 _RFC3164 = Regex(
-    r"^\s*(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) (?P<host>\S+) "
+    r"^\s*(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))) (?P<host>\S+) "
     r"(?P<app>[^\s\[:]+)(?:\[(?P<procid>[^\]]+)\])?: ?(?P<msg>(?s:.*))$"
 )
 _SD_ELEMENT = Regex(r"\[(?P<id>[^\s\]]+)(?P<params>(?:[^\]\\]|\\.)*)\]")
@@ -206,6 +206,9 @@ def parse_syslog(value: str) -> dict[str, Any]:
     _priority(fields, names["pri"])
     fields["hostname"], fields["appname"] = names["host"], names["app"]
     _procid(fields, names["procid"])
+    if names["iso"] is not None:
+        fields["timestamp"] = resolve(parse(names["iso"], "%+"), None, True)
+        return fields
     now = datetime.datetime.now(datetime.timezone.utc)
     month_is_december = names["ts"].startswith("Dec")
     year = now.year - 1 if month_is_december and now.month == 1 else now.year
