@@ -1,0 +1,222 @@
+"""Parsers of log formats: parse_klog, parse_common_log (Apache common)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from ..function import ArgumentError, FunctionError
+from ..value import Timestamp
+from .chrono_parse import ParseError, parse, resolve
+from .declare import B, OBJ, always, function, opt, req
+from .regex import Regex
+from .types import rust_parse_float
+
+_KLOG = Regex(
+    r"^\s*(?P<level>\w)(?P<timestamp>(?P<month>\d{2})\d{2}\s\d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<id>\d+)\s"
+    r"(?P<file>.+):(?P<line>\d+)\]\s(?P<message>.*?)\s*$"
+)
+_KLOG_LEVELS = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+# `[[\\"][^"]]` in VRL's pattern (a nested class) is any character
+_ANY = r"(?s:.)"
+_COMMON = Regex(
+    r"^\s*(-|(?P<host>.*?))\s+(-|(?P<identity>.*?))\s+(-|(?P<user>.*?))\s+(-|\[(-|(?P<timestamp>[^\[]*))\])\s+"
+    r'(-|"(-|(\s*(?P<message>((?P<method>\w+)\s+(?P<path>' + _ANY + r"*?)\s+(?P<protocol>" + _ANY + r"*?)\s*|"
+    + _ANY + r'*?))\s*))")\s+(-|(?P<status>\d+))\s+(-|(?P<size>\d+))\s*$'
+)
+_FLOAT_FIELDS = frozenset(("excess", "request_time", "upstream_response_time"))
+_INTEGER_FIELDS = frozenset(("status", "size", "pid", "tid", "cid", "port", "body_bytes_size", "request_length",
+                             "upstream_response_length", "upstream_status"))
+
+
+def parse_klog(value: str) -> dict[str, Any]:
+    groups = _KLOG.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing klog message")
+    names = _KLOG.names
+    level = groups[names["level"]]
+    if level not in _KLOG_LEVELS:
+        raise FunctionError(f'unrecognized log level "{level}"')
+    stamp, month = groups[names["timestamp"]], groups[names["month"]]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    year = now.year - 1 if month == "12" and now.month == 1 else now.year
+    try:
+        timestamp = resolve(parse(f"{year}{stamp}", "%Y%m%d %H:%M:%S%.f"), None, False)
+    except ParseError as error:
+        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
+    return {
+        "level": _KLOG_LEVELS[level],
+        "timestamp": timestamp,
+        "id": int(groups[names["id"]]),
+        "file": groups[names["file"]],
+        "line": int(groups[names["line"]]),
+        "message": groups[names["message"]],
+    }
+
+
+def _parse_time(text: str, fmt: str) -> Timestamp:
+    try:
+        return resolve(parse(text, fmt), None, False)
+    except ParseError as error:
+        raise FunctionError(f"failed parsing timestamp {text} using format {fmt}: {error}") from None
+
+
+def _log_fields(pattern: Regex, groups: list[str | None], timestamp_format: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name, index in pattern.names.items():
+        text = groups[index]
+        if text is None:
+            continue
+        if name == "timestamp":
+            fields[name] = _parse_time(text, timestamp_format)
+        elif name in _FLOAT_FIELDS:
+            try:
+                fields[name] = rust_parse_float(text)
+            except ValueError:
+                raise FunctionError(f"failed parsing {name}") from None
+        elif name in _INTEGER_FIELDS:
+            if not text.isdigit() or int(text) >= 2**63:
+                raise FunctionError(f"failed parsing {name}")
+            fields[name] = int(text)
+        else:
+            fields[name] = text
+    return fields
+
+
+def parse_common_log(value: str, timestamp_format: str | None) -> dict[str, Any]:
+    groups = _COMMON.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing common log line")
+    return _log_fields(_COMMON, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
+
+
+_NGINX = {
+    "combined": Regex(
+        r'^\s*(-|(?P<client>\S+))\s+\-\s+(-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<size>\d+)\s+"(?P<referer>[^"]*)"\s+"(?P<agent>[^"]*)"(\s+"(-|(?P<compression>[^"]+))")?\s*$'
+    ),
+    "main": Regex(
+        r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
+        r'"(-|(?P<http_x_forwarded_for>[^"]+))"\s*$'
+    ),
+    "ingress_upstreaminfo": Regex(
+        r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
+        r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
+        r"(?P<request_length>\d+)\s+(?P<request_time>\d+\.\d+)\s+\[(?P<proxy_upstream_name>[^\]]+)\]\s+"
+        r"\[(?P<proxy_alternative_upstream_name>[^\]]+)?\]\s+(?P<upstream_addr>\S+)\s+(-|(?P<upstream_response_length>\d+))\s+"
+        r"(-|(?P<upstream_response_time>\d+\.\d+))\s+(-|(?P<upstream_status>\d+))\s+(?P<req_id>\S+)\s*$"
+    ),
+    "error": Regex(
+        r"^\s*(?P<timestamp>.+)\s+\[(?P<severity>\w+)\]\s+(?P<pid>\d+)\#(?P<tid>\d+):(\s+\*(?P<cid>\d+))?\s+(?P<message>.+?)"
+        r'(,\s+excess:\s+(?P<excess>[^\s,]+),?\sby\szone\s"(?P<zone>[^,]+)")?(,\s+client:\s+(?P<client>[^,]+))?'
+        r'(,\s+server:\s+(?P<server>[^,]*))?(,\s+request:\s+"(?P<request>[^"]*)")?(,\s+upstream:\s+"(?P<upstream>[^"]*)")?'
+        r'(,\s+host:\s+"(?P<host>[^"]*)")?(,\s+refer?rer:\s+"(?P<referrer>[^"]*)")?\s*$'
+    ),
+}
+
+
+def parse_nginx_log(value: str, format_: str, timestamp_format: str | None) -> dict[str, Any]:
+    pattern = _NGINX[format_]
+    groups = pattern.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing log line")
+    default = "%Y/%m/%d %H:%M:%S" if format_ == "error" else "%d/%b/%Y:%T %z"
+    fields = _log_fields(pattern, groups, default if timestamp_format is None else timestamp_format)
+    if "referrer" in fields:
+        fields["referer"] = fields.pop("referrer")
+    return fields
+
+
+def _check_nginx_format(args: Any) -> None:
+    arg = args[1]
+    if arg is None or not arg.constant or arg.value not in _NGINX:
+        names = ", ".join(f'"{name}"' for name in _NGINX)
+        raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+
+
+FUNCTIONS = [
+    function("parse_nginx_log", (req("value", B), req("format", B), opt("timestamp_format", B)), always(OBJ, True),
+             parse_nginx_log, check=_check_nginx_format),
+    function("parse_klog", (req("value", B),), always(OBJ, True), parse_klog),
+    function("parse_common_log", (req("value", B), opt("timestamp_format", B)), always(OBJ, True), parse_common_log),
+]
+
+
+_SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+_FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
+               "ntp", "audit", "alert", "clockd", *(f"local{n}" for n in range(8)))
+_RFC5424 = Regex(
+    r"^\s*<(?P<pri>\d{1,3})>(?P<version>\d{1,2}) (?P<ts>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})) "
+    r"(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>(?s:.*)))?$"
+)
+_RFC3164 = Regex(
+    r"^\s*(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))) (?P<host>\S+) "
+    r"(?P<app>[^\s\[:]+)(?:\[(?P<procid>[^\]]+)\])?: ?(?P<msg>(?s:.*))$"
+)
+_SD_ELEMENT = Regex(r"\[(?P<id>[^\s\]]+)(?P<params>(?:[^\]\\]|\\.)*)\]")
+_SD_PARAM = Regex(r'(?P<name>[^\s=\]]+)\s*=\s*"(?P<value>(?:[^"\\]|\\.)*)"')
+
+
+def _priority(fields: dict[str, Any], pri: str | None) -> None:
+    if pri is None:
+        return
+    number = int(pri)
+    if number > 191:
+        raise FunctionError("unable to parse input as valid syslog message")
+    fields["severity"] = _SEVERITIES[number & 7]
+    fields["facility"] = _FACILITIES[number >> 3]
+
+
+def _procid(fields: dict[str, Any], procid: str | None) -> None:
+    if procid is not None and procid != "-":
+        fields["procid"] = int(procid) if procid.isdigit() and int(procid) < 2**31 else procid
+
+
+def _structured_data(fields: dict[str, Any], text: str) -> None:
+    if text == "-":
+        return
+    for element in _SD_ELEMENT.find_all(text):
+        params = {}
+        for param in _SD_PARAM.find_all(element[2] or ""):
+            params[param[1]] = (param[2] or "").replace('\\"', '"').replace("\\]", "]").replace("\\\\", "\\")
+        fields[element[1]] = params
+
+
+def parse_syslog(value: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    groups = _RFC5424.captures(value)
+    if groups is not None:
+        names = {name: groups[index] for name, index in _RFC5424.names.items()}
+        fields["message"] = names["msg"] or ""
+        _priority(fields, names["pri"])
+        fields["version"] = int(names["version"])
+        for key, name in (("hostname", "host"), ("appname", "app"), ("msgid", "msgid")):
+            if names[name] != "-":
+                fields[key] = names[name]
+        _procid(fields, names["procid"])
+        fields["timestamp"] = resolve(parse(names["ts"].replace("t", "T").replace(" ", "T"), "%+"), None, True)
+        _structured_data(fields, names["sd"])
+        return fields
+    groups = _RFC3164.captures(value)
+    if groups is None:
+        raise FunctionError("unable to parse input as valid syslog message")
+    names = {name: groups[index] for name, index in _RFC3164.names.items()}
+    fields["message"] = names["msg"]
+    _priority(fields, names["pri"])
+    fields["hostname"], fields["appname"] = names["host"], names["app"]
+    _procid(fields, names["procid"])
+    if names["iso"] is not None:
+        fields["timestamp"] = resolve(parse(names["iso"], "%+"), None, True)
+        return fields
+    now = datetime.datetime.now(datetime.timezone.utc)
+    month_is_december = names["ts"].startswith("Dec")
+    year = now.year - 1 if month_is_december and now.month == 1 else now.year
+    try:
+        fields["timestamp"] = resolve(parse(f"{year} {names['ts']}", "%Y %b %e %H:%M:%S"), None, False)
+    except ParseError:
+        raise FunctionError("unable to parse input as valid syslog message") from None
+    return fields
+
+
+FUNCTIONS.append(function("parse_syslog", (req("value", B),), always(OBJ, True), parse_syslog))
