@@ -116,7 +116,7 @@ class Noop:
 class Assign:
     target: Query | Variable | Noop
     error_target: Query | Variable | Noop | None  # x, err = ...
-    op: str  # "=", "|=", "??="
+    op: str  # "=" or "|="
     value: Node
     offset: int
     end: int

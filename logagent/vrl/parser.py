@@ -5,7 +5,7 @@ vrl-python): ``??``; ``||`` and ``&&`` (one level, left to right);
 comparisons ``== != < <= > >=`` (not chainable, E650); ``|`` (object merge);
 ``+ -``; ``* /``; prefix ``!``; then literals, paths, calls, ``if``,
 blocks, ``( ... )``. A statement is an expression or an assignment
-(``target = value``, ``target, err = value``, ``|=``, ``??=``), ended by a
+(``target = value``, ``target, err = value``, ``target |= object``), ended by a
 line break or ``;``.
 """
 
@@ -22,7 +22,7 @@ from .timestamps import parse_rfc3339
 from .value import Timestamp
 
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
-_ASSIGN_OPS = frozenset({"=", "|=", "??="})
+_ASSIGN_OPS = frozenset({"=", "|="})
 _EXPECTED_VALUE = ('expected one of: "identifier", "string literal", "integer literal", "float literal", '
                    '"path literal", "function call", "if", "null", "true", "false", "abort", "!", "[", "{", "("')
 
