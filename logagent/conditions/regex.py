@@ -31,8 +31,7 @@ from __future__ import annotations
 import bisect
 import re
 
-import re2
-from re2 import _re2
+from .re2_binding import UNANCHORED, NativeRegex, Options, compile_native
 
 # Rust's Unicode \w: Alphabetic, marks, decimal digits, connector punctuation,
 # join controls. RE2 has no Alphabetic property: letters, letter numbers, and
@@ -60,10 +59,10 @@ _CASE_FLAG = re.compile(r"\(\?[a-zA-Z]*-?[a-zA-Z]*i")
 _CLASS_ESCAPES = frozenset("dDwWsSbBAzntrfva")
 _RE2_REASONS = {"missing )": "unclosed group", "unexpected )": "unopened group", "missing ]": "unclosed character class"}
 
-_OPTIONS = re2.Options()
+_OPTIONS = Options()
 _OPTIONS.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
 _OPTIONS.never_capture = True  # a yes/no answer needs no groups
-_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+_UNANCHORED = UNANCHORED
 
 
 class RegexError(ValueError):
@@ -86,7 +85,7 @@ class Pattern:
 
     __slots__ = ("pattern", "required", "search")
 
-    def __init__(self, pattern: str, compiled: _re2.RE2) -> None:
+    def __init__(self, pattern: str, compiled: NativeRegex) -> None:
         #: the pattern as the user wrote it
         self.pattern = pattern
         self.required = required_literal(pattern)
@@ -106,12 +105,17 @@ class Pattern:
 
 def compile_regex(pattern: str) -> Pattern:
     """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
+    return Pattern(pattern, compile_rust_pattern(pattern, _OPTIONS))
+
+
+def compile_rust_pattern(pattern: str, options: Options) -> NativeRegex:
+    """A Rust-syntax regex rewritten for RE2 and compiled with ``options`` (the binding's object)."""
     rewritten = _Rewriter(pattern)
     text = rewritten.run()
-    compiled = _re2.RE2(text.encode("utf-8", "surrogatepass"), _OPTIONS)
+    compiled = compile_native(text, options)
     if not compiled.ok():
         raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
-    return Pattern(pattern, compiled)
+    return compiled
 
 
 def required_literal(pattern: str) -> str | None:

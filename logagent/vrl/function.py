@@ -79,6 +79,10 @@ class Function:
     #: the function reads or writes outside its arguments (now, uuid_v4, log, get_env_var)
     pure: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: called once at compile time with the arguments' infos; a callable it returns
+    #: replaces ``implementation`` for that call (same positional arguments), e.g. with
+    #: constant filters, patterns or formats parsed once; None keeps ``implementation``
+    specialize: Callable[[tuple[ArgInfo | None, ...]], Callable[..., Any] | None] | None = None
 
 
 def fixed(kinds: Kind, fallible: bool = False) -> TypeDefFn:

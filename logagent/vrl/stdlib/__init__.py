@@ -1,11 +1,19 @@
 """VRL's functions, declared with ``vrl.function.Function``.
 
 ``FUNCTIONS`` maps each name to its declaration; the compiler looks names up
-here and nowhere else.
+here and nowhere else. ``VRL_FUNCTION_NAMES`` is every function VRL has, so
+that a call to one this package lacks is refused with the function named.
+One module per family: ``types`` (assertions, ``is_*``, ``to_*``).
 """
 
 from __future__ import annotations
 
 from ..function import Function
+from . import codecs, misc, objects, parse_text, redact, strings, timestamps, types
+from .names import VRL_FUNCTION_NAMES
 
-FUNCTIONS: dict[str, Function] = {}
+__all__ = ["FUNCTIONS", "VRL_FUNCTION_NAMES"]
+
+FUNCTIONS: dict[str, Function] = {
+    declared.name: declared for family in (types, strings, objects, parse_text, codecs, misc, timestamps, redact) for declared in family.FUNCTIONS
+}

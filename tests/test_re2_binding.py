@@ -1,0 +1,37 @@
+"""google-re2's private binding is used in one module only, against a pinned release."""
+
+import importlib.metadata
+import pathlib
+
+from logagent.conditions import re2_binding
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_installed_release_is_the_pinned_one():
+    installed = importlib.metadata.version("google-re2")
+    assert installed == re2_binding.PINNED_VERSION, (
+        f"google-re2 {installed} is installed, re2_binding.py is written for {re2_binding.PINNED_VERSION}: "
+        "check the binding's API and update PINNED_VERSION and pyproject.toml together"
+    )
+    assert f'"google-re2=={re2_binding.PINNED_VERSION}"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_binding_has_what_is_used():
+    re2_binding.check_binding()
+    options = re2_binding.Options()
+    options.log_errors = False
+    compiled = re2_binding.compile_native("(?P<a>x)(y)?", options)
+    assert compiled.ok() and compiled.NumberOfCapturingGroups() == 2
+    assert re2_binding.group_names(compiled) == {"a": 1}
+    data = b"zzx"
+    assert compiled.Match(re2_binding.UNANCHORED, data, 0, len(data)) == [(2, 3), (2, 3), (-1, -1)]
+
+
+def test_no_other_module_imports_the_binding():
+    users = [
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "logagent").rglob("*.py")
+        if "_re2" in path.read_text() and path.name != "re2_binding.py"
+    ]
+    assert users == []
