@@ -47,7 +47,9 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
                 "unknown keyword", "this function accepts the following keywords: "
                 + ", ".join(f'"{name}"' for name in names)))
         if index >= len(params) or slots[index] is not None:
-            raise diagnostics.error("E106", "wrong number of function arguments", argument.offset, argument.end, (
+            first = node.arguments[0]
+            raise diagnostics.error("E106", "wrong number of function arguments", first.offset,
+                                    node.arguments[-1].end, (
                 "too many function arguments",
                 f"this function takes a maximum of {len(params)} argument{'s' if len(params) != 1 else ''}"))
         slots[index] = argument
@@ -89,9 +91,7 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     if not function.pure:
         compiler.impure = True
     fallible = type_def.fallible or bool(checks)
-    if node.bang and not fallible:
-        raise diagnostics.error("E620", "can't abort infallible function", node.offset, node.name_end, (
-            "this function can't fail", "remove this abort-instruction"))
+    # VRL accepts f!(...) on a call that cannot fail (no E620 in current VRL)
     fields = {key: Type(kind) for key, kind in type_def.fields.items()} if type_def.fields is not None else None
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '

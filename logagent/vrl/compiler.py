@@ -158,6 +158,10 @@ class Compiler(ExpressionCompiler):
 
     def compile_assign(self, node: Assign) -> Compiled:
         value = self.compile(node.value)
+        if isinstance(node.target, Noop) and node.error_target is None:
+            raise self.diagnostics.error("E640", "unnecessary no-op assignment", node.value.offset, node.value.end,
+                                         ("this no-op assignment has no effect",),
+                                         fix="assign to a path or variable here, or remove the assignment")
         if node.op == "|=":
             current = self.compile(node.target)
             bad = [n for n, c in ((node.target, current), (node.value, value)) if c.type.kinds != Kind.OBJECT]

@@ -155,7 +155,8 @@ class ExpressionCompiler:
         if op == "||":
             return Compiled(_or(left.run, right.run), Type(lk | rk), fallible)
         if op == "&&":
-            checked = lk & ~(Kind.BOOLEAN | Kind.NULL) or rk & ~(Kind.BOOLEAN | Kind.NULL)
+            # as VRL: a constant left side is not checked, and then neither is the right
+            checked = not left.constant and (lk & ~(Kind.BOOLEAN | Kind.NULL) or rk & ~(Kind.BOOLEAN | Kind.NULL))
             return Compiled(_and(left.run, right.run), BOOLEAN, fallible or bool(checked))
         result, infallible = _arithmetic_type(op, lk, rk, right)
         function = _OPERATORS.get(op)
@@ -179,8 +180,10 @@ def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind
     if numbers:
         return (Kind.INTEGER if lk == rk == Kind.INTEGER else Kind.FLOAT if lk | rk == Kind.FLOAT or (
             lk == Kind.FLOAT or rk == Kind.FLOAT) else _NUMBERS), True
+    if op == "+" and Kind.BYTES in (lk, rk) and (lk | rk) & ~(Kind.BYTES | Kind.NULL) == 0:
+        return Kind.BYTES, True
     if op == "+" and lk == Kind.BYTES:
-        return Kind.BYTES, rk == Kind.BYTES
+        return Kind.BYTES, False
     if op == "*" and lk == Kind.BYTES:
         return Kind.BYTES, rk == Kind.INTEGER
     return Kind.NULL, False
@@ -189,7 +192,7 @@ def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind
 def _root_getter(attribute: str, segments: tuple[str | int, ...]) -> Evaluator:
     if not segments:
         if attribute == "event":
-            return lambda frame: frame.event
+            return lambda frame: dict(frame.event) if type(frame.event) is dict else frame.event
         return lambda frame: frame.metadata
     first = segments[0]
     if attribute == "event" and len(segments) == 1 and type(first) is str:

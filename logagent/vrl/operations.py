@@ -31,6 +31,8 @@ def add(left: Any, right: Any) -> Any:
         return float(left + right)
     if kind_l is str and kind_r is str:
         return left + right
+    if (kind_l is str and right is None) or (left is None and kind_r is str):
+        return left or right or ""
     raise VrlRuntimeError(f"can't add type {kind_name(right)} to {kind_name(left)}")
 
 

@@ -80,8 +80,12 @@ class _Parser:
     def statements(self, closing: str | None) -> list[Node]:
         statements: list[Node] = []
         while True:
-            while self.current.kind == NEWLINE or self.is_op(";"):
+            self.skip_newlines()
+            if self.is_op(";") and statements:
                 self.advance()
+                self.skip_newlines()
+            if self.is_op(";"):  # as VRL: an empty statement is an error
+                raise self.unexpected("expected a statement")
             if self.current.kind == EOF if closing is None else self.is_op(closing):
                 return statements
             if self.current.kind == EOF:
