@@ -14,7 +14,7 @@ from typing import Any
 
 from .ast import Call
 from .expressions import Compiled, Evaluator
-from .function import ArgInfo, ArgumentError, FunctionError
+from .function import ArgInfo, ArgumentError, FunctionError, Param
 from .runtime import Frame, VrlRuntimeError, kind_or_none
 from .stdlib import FUNCTIONS, VRL_FUNCTION_NAMES
 from .stdlib.display import value_kind
@@ -32,7 +32,30 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         close = difflib.get_close_matches(node.name, sorted(FUNCTIONS), n=1)
         raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end,
                                 ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
-    params = function.params
+    slots = _match_arguments(diagnostics, node, function.params)
+    compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
+    if function.check is not None:
+        try:
+            function.check(arg_infos)
+        except ArgumentError as exc:
+            raise diagnostics.error("E610", "function compilation error", node.offset, node.end, (str(exc),)) from None
+    type_def = function.type_def(arg_infos)
+    implementation = function.implementation
+    if function.specialize is not None:
+        implementation = function.specialize(arg_infos) or implementation
+    if not function.pure:
+        compiler.impure = True
+    fallible = type_def.fallible or bool(checks)
+    # VRL accepts f!(...) on a call that cannot fail (no E620 in current VRL)
+    fields = {key: Type(kind) for key, kind in type_def.fields.items()} if type_def.fields is not None else None
+    result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
+    prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
+    runs = tuple(item.run if item is not None else None for item in compiled)
+    return Compiled(_caller(implementation, runs, tuple(checks), prefix), result, fallible and not node.bang)
+
+
+def _match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
+    """The call's arguments in parameter order (None where absent): E106, E107, E108."""
     slots: list[Any] = [None] * len(params)
     positional = 0
     names = [param.name for param in params]
@@ -57,6 +80,13 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         if param.required and slots[index] is None:
             raise diagnostics.error("E107", "missing function argument", node.offset, node.end, (
                 f'required argument missing: "{param.name}" (position {index})',))
+    return slots
+
+
+def _compile_arguments(compiler: Any, params: tuple[Param, ...], slots: list[Any]) -> tuple[
+        list[Compiled | None], list[tuple[int, Kind]], tuple[ArgInfo | None, ...]]:
+    """Each argument compiled and checked against its parameter's kinds (E630, E110)."""
+    diagnostics = compiler.diagnostics
     compiled: list[Compiled | None] = []
     checks: list[tuple[int, Kind]] = []
     infos: list[ArgInfo | None] = []
@@ -78,25 +108,7 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
             checks.append((index, param.kinds))
         compiled.append(item)
         infos.append(ArgInfo(kinds, item.constant, item.value))
-    arg_infos = tuple(infos)
-    if function.check is not None:
-        try:
-            function.check(arg_infos)
-        except ArgumentError as exc:
-            raise diagnostics.error("E610", "function compilation error", node.offset, node.end, (str(exc),)) from None
-    type_def = function.type_def(arg_infos)
-    implementation = function.implementation
-    if function.specialize is not None:
-        implementation = function.specialize(arg_infos) or implementation
-    if not function.pure:
-        compiler.impure = True
-    fallible = type_def.fallible or bool(checks)
-    # VRL accepts f!(...) on a call that cannot fail (no E620 in current VRL)
-    fields = {key: Type(kind) for key, kind in type_def.fields.items()} if type_def.fields is not None else None
-    result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
-    prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
-    runs = tuple(item.run if item is not None else None for item in compiled)
-    return Compiled(_caller(implementation, runs, tuple(checks), prefix), result, fallible and not node.bang)
+    return compiled, checks, tuple(infos)
 
 
 def _caller(implementation: Any, runs: tuple[Evaluator | None, ...], checks: tuple[tuple[int, Kind], ...],

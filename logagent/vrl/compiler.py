@@ -14,7 +14,7 @@ from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, L
 from .calls import compile_call
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
-from .types import BOOLEAN, NULL, OBJECT, Type
+from .types import BOOLEAN, NULL, OBJECT, Type, with_field
 from .value import Kind, kind_names
 
 
@@ -150,8 +150,6 @@ class Compiler(ExpressionCompiler):
             self.types.assign_variable(node.name, kind)
         elif isinstance(node, Query) and isinstance(node.base, Variable):
             found = self.types.lookup(node.base.name)
-            from .types import with_field  # noqa: PLC0415
-
             self.types.assign_variable(node.base.name, with_field(found[1] if found else NULL, node.segments, kind))
         elif isinstance(node, Query):
             self.types.assign_path(node.base, node.segments, kind)

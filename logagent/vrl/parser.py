@@ -31,14 +31,14 @@ def parse_program(source: str, diagnostics: Diagnostics) -> Program:
     return _Parser(source, diagnostics).program()
 
 
-class _Parser:
+class _Tokens:
+    """The token stream with one token of lookahead (and more where VRL's grammar needs it)."""
+
     def __init__(self, source: str, diagnostics: Diagnostics) -> None:
         self.source = source
         self.diagnostics = diagnostics
         self.tokens = tokenize(source, diagnostics)
         self.index = 0
-
-    # -- tokens --------------------------------------------------------------
 
     @property
     def current(self) -> Token:
@@ -71,6 +71,8 @@ class _Parser:
             raise self.unexpected(f'expected "{op}"')
         return self.advance()
 
+
+class _Parser(_Tokens):
     # -- statements ----------------------------------------------------------
 
     def program(self) -> Program:
