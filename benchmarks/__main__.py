@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "backends": ("benchmarks.backends", "elasticsearch, loki, opentelemetry sinks vs the http sink"),
     "multiline": ("benchmarks.multiline", "cost of multiline mode auto on lines without traces vs mode none"),
     "parse_json": ("benchmarks.parse_json", "throughput with parse_json on 300 B JSON messages vs without"),
+    "remap": ("benchmarks.remap", "throughput with a remap program (context-only, JSON merge, deepflow) vs without"),
 }
 
 
