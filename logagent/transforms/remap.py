@@ -16,10 +16,18 @@ from typing import Any
 from logagent.acks import Batch
 from logagent.event import PER_LINE_KEYS, LogEvent
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
+from logagent.transforms.parse_json import merged_record
 from logagent.transforms.remap_config import DROPPED, RemapConfig
 from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event
 from logagent.vrl.program import Aborted, compile_program
 from logagent.vrl.runtime import VrlRuntimeError
+
+#: programs that are exactly Vector's "merge the message's JSON object" idiom (spaces aside)
+MERGE_IDIOMS = frozenset({
+    ". = merge(., parse_json!(string!(.message))) ?? .",
+    ". = merge(., parse_json!(.message)) ?? .",
+    ". = merge!(., parse_json!(string!(.message))) ?? .",
+})
 
 #: reasons of ``logagent_component_errors_total`` for remap
 RUNTIME_ERROR = "vrl_runtime_error"
@@ -41,6 +49,9 @@ class RemapTransform(Transform):
         self.context_only = self.program.pure and all(
             root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
             for root, segments in paths)
+        #: the merge idiom: records whose message is an object without a key they have are merged as
+        #: parse_json merges (validated, not decoded), with the same result as VRL's
+        self.merge_idiom = " ".join(_strip_comments(self.program.source).split()) in MERGE_IDIOMS
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -51,7 +62,7 @@ class RemapTransform(Transform):
         self.events_in += len(events)
         kept: list[LogEvent] = []
         dropped: list[LogEvent] = []
-        run = self._run_context if self.context_only else self._run_record
+        run = self._run_context if self.context_only else self._run_merge if self.merge_idiom else self._run_record
         for event in events:
             outcome = run(event) if event.fields is None or not self.context_only else self._run_record(event)
             if type(outcome) is LogEvent:
@@ -59,6 +70,10 @@ class RemapTransform(Transform):
             else:
                 self._failed(event, outcome, kept, dropped)
         return self._outputs(batch, kept, dropped)
+
+    def _run_merge(self, event: LogEvent) -> Any:
+        merged = merged_record(event)
+        return merged if merged is not None else self._run_record(event)
 
     def _run_record(self, event: LogEvent) -> Any:
         try:
@@ -124,3 +139,7 @@ class RemapTransform(Transform):
             batch.acquire(len(produced) - 1)
         self.events_out += len(kept)
         return [(name, Batch(events, batch.acks, estimate_bytes(batch, len(events)))) for name, events in produced]
+
+
+def _strip_comments(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))
