@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "parse_json": ("benchmarks.parse_json", "throughput with parse_json on 300 B JSON messages vs without"),
     "tap": ("benchmarks.tap", "throughput with a stalled or a reading tap client vs none"),
     "vrl-functions": ("benchmarks.vrl_functions", "CPU per call of the hot VRL functions vs the bare operation"),
+    "remap": ("benchmarks.remap", "throughput with a remap program (context-only, JSON merge, deepflow) vs without"),
 }
 
 

@@ -27,6 +27,7 @@ from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig
+from logagent.transforms.remap_config import RemapConfig
 from logagent.transforms.route import RouteConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
@@ -34,6 +35,7 @@ TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
     "filter": FilterConfig,
     "route": RouteConfig,
     "parse_json": ParseJsonConfig,
+    "remap": RemapConfig,
 }
 SINK_KINDS: dict[str, type[msgspec.Struct]] = {
     "console": ConsoleSinkConfig,
@@ -44,7 +46,7 @@ SINK_KINDS: dict[str, type[msgspec.Struct]] = {
 }
 
 SourceConfig = KubernetesLogsConfig
-TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig]
+TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, RemapConfig]
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
 
 

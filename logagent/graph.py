@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from logagent.config import Config, ConfigError, component_error
 from logagent.sinks.template_fields import unknown_template_field
+from logagent.transforms.remap_config import DROPPED, RemapConfig
 from logagent.transforms.route import UNMATCHED, RouteConfig
 
 
@@ -16,6 +17,9 @@ def output_ports(config: Config) -> dict[str, str]:
         if isinstance(transform, RouteConfig):
             for name in list(transform.route) + [UNMATCHED]:
                 ports[f"{component_id}.{name}"] = component_id
+        elif isinstance(transform, RemapConfig) and transform.reroute_dropped:
+            ports[component_id] = component_id
+            ports[f"{component_id}.{DROPPED}"] = component_id
         else:
             ports[component_id] = component_id
     return ports

@@ -37,6 +37,8 @@ from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
+from logagent.transforms.remap import RemapTransform
+from logagent.transforms.remap_config import RemapConfig
 from logagent.transforms.route import RouteConfig, RouteTransform
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
     FilterConfig: FilterTransform,
     RouteConfig: RouteTransform,
     ParseJsonConfig: ParseJsonTransform,
+    RemapConfig: RemapTransform,
 }
 
 #: (component id, config, the fd that stands for stdout in tests or None, data_dir) -> sink

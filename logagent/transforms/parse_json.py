@@ -300,3 +300,24 @@ class ParseJsonTransform(Transform):
             self.errors[TARGET_CONFLICT] += 1
             return None
         return draft.event(event)
+
+
+def merged_record(event: LogEvent) -> LogEvent | None:
+    """``event`` with its message's object merged at the top level as :data:`MERGED_MESSAGE`, validated only.
+
+    For a record without per-record fields whose message is the one-line text
+    of a non-empty object holding no key the record has (a context key or a
+    per-line key): then a merge that overwrites (VRL's ``merge``) and one that
+    never does (this transform's) give the same record. None otherwise.
+    """
+    text = event.message
+    if (event.fields is not None or type(text) is not str or not text.startswith("{") or not text.endswith("}")
+            or text.startswith(_EMPTY_OBJECT_STARTS) or "\n" in text):
+        return None
+    decode, none_found = _key_check(event.ctx)
+    try:
+        if decode(text) != none_found:
+            return None
+    except (msgspec.DecodeError, UnicodeError):
+        return None
+    return LogEvent(text, event.stream, event.timestamp, event.ctx, event.truncated, MERGED_MESSAGE)

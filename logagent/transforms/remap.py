@@ -1,0 +1,145 @@
+"""The remap transform: a VRL program run on each record, with Vector's semantics.
+
+A runtime error passes the record on unchanged (``drop_on_error: true``
+drops it); ``abort`` drops it (``drop_on_abort: false`` passes it on
+unchanged); with ``reroute_dropped: true`` dropped records go to the output
+``<id>.dropped`` carrying ``metadata.dropped`` (reason, message, component).
+A program that reads and writes only context fields (``del(.kubernetes.x)``,
+renames) runs once per ``FileContext``, not per record.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from logagent.acks import Batch
+from logagent.event import PER_LINE_KEYS, LogEvent
+from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
+from logagent.transforms.parse_json import merged_record
+from logagent.transforms.remap_config import DROPPED, RemapConfig
+from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event
+from logagent.vrl.program import Aborted, compile_program
+from logagent.vrl.runtime import VrlRuntimeError
+
+#: programs that are exactly Vector's "merge the message's JSON object" idiom (spaces aside)
+MERGE_IDIOMS = frozenset({
+    ". = merge(., parse_json!(string!(.message))) ?? .",
+    ". = merge(., parse_json!(.message)) ?? .",
+    ". = merge!(., parse_json!(string!(.message))) ?? .",
+})
+
+#: reasons of ``logagent_component_errors_total`` for remap
+RUNTIME_ERROR = "vrl_runtime_error"
+ABORTED = "aborted"
+
+
+class RemapTransform(Transform):
+    kind = "remap"
+
+    def __init__(self, component_id: str, config: RemapConfig) -> None:
+        super().__init__(component_id)
+        self.config = config
+        self.program = compile_program(config.program_text())
+        self.errors: Counter[str] = Counter()
+        self.events_dropped = 0
+        self.last_error: str | None = None
+        self._memo_key = ("remap", id(self))
+        paths = self.program.reads | self.program.writes
+        self.context_only = self.program.pure and all(
+            root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
+            for root, segments in paths)
+        #: the merge idiom: records whose message is an object without a key they have are merged as
+        #: parse_json merges (validated, not decoded), with the same result as VRL's
+        self.merge_idiom = " ".join(_strip_comments(self.program.source).split()) in MERGE_IDIOMS
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return (DEFAULT_OUTPUT, DROPPED) if self.config.reroute_dropped else (DEFAULT_OUTPUT,)
+
+    def process(self, batch: Batch) -> list[tuple[str, Batch]]:
+        events = batch.events
+        self.events_in += len(events)
+        kept: list[LogEvent] = []
+        dropped: list[LogEvent] = []
+        run = self._run_context if self.context_only else self._run_merge if self.merge_idiom else self._run_record
+        for event in events:
+            outcome = run(event) if event.fields is None or not self.context_only else self._run_record(event)
+            if type(outcome) is LogEvent:
+                kept.append(outcome)
+            else:
+                self._failed(event, outcome, kept, dropped)
+        return self._outputs(batch, kept, dropped)
+
+    def _run_merge(self, event: LogEvent) -> Any:
+        merged = merged_record(event)
+        return merged if merged is not None else self._run_record(event)
+
+    def _run_record(self, event: LogEvent) -> Any:
+        try:
+            _, target, _ = self.program.run(event_to_target(event))
+            if type(target) is not dict:
+                raise VrlRuntimeError("the event root must be an object")
+            return target_to_event(target, event)
+        except VrlRuntimeError as exc:
+            return (RUNTIME_ERROR, str(exc))
+        except Aborted as exc:
+            return (ABORTED, str(exc))
+
+    def _run_context(self, event: LogEvent) -> Any:
+        ctx = event.ctx
+        outcome = ctx.memo.get(self._memo_key)
+        if outcome is None:
+            try:
+                _, target, _ = self.program.run(dict(ctx.fields))
+                outcome = derived_context(ctx, target)
+            except VrlRuntimeError as exc:
+                outcome = (RUNTIME_ERROR, str(exc))
+            except Aborted as exc:
+                outcome = (ABORTED, str(exc))
+            ctx.memo[self._memo_key] = outcome
+        if type(outcome) is tuple:
+            return outcome
+        if outcome is ctx:
+            return event
+        return LogEvent(event.message, event.stream, event.timestamp, outcome, event.truncated)
+
+    def _failed(self, event: LogEvent, outcome: tuple[str, str], kept: list[LogEvent],
+                dropped: list[LogEvent]) -> None:
+        reason, message = outcome
+        self.last_error = message
+        if reason == RUNTIME_ERROR:
+            self.errors[reason] += 1
+            drop = self.config.drop_on_error
+        else:
+            self.errors[reason] += 1
+            drop = self.config.drop_on_abort
+        if not drop:
+            kept.append(event)
+        elif self.config.reroute_dropped:
+            dropped.append(self._dropped_record(event, "error" if reason == RUNTIME_ERROR else "abort", message))
+        else:
+            self.events_dropped += 1
+
+    def _dropped_record(self, event: LogEvent, reason: str, message: str) -> LogEvent:
+        target = event.to_dict()
+        metadata = target.get("metadata")
+        metadata = dict(metadata) if type(metadata) is dict else {}
+        metadata["dropped"] = {"reason": reason, "message": message, "component_id": self.component_id,
+                               "component_type": "remap", "component_kind": "transform"}
+        target["metadata"] = metadata
+        return target_to_event(target, event)
+
+    def _outputs(self, batch: Batch, kept: list[LogEvent], dropped: list[LogEvent]) -> list[tuple[str, Batch]]:
+        produced = [(name, events) for name, events in ((DEFAULT_OUTPUT, kept), (DROPPED, dropped)) if events]
+        if not produced:
+            batch.release()
+            return []
+        if len(produced) > 1:
+            batch.acquire(len(produced) - 1)
+        self.events_out += len(kept)
+        return [(name, Batch(events, batch.acks, estimate_bytes(batch, len(events)))) for name, events in produced]
+
+
+def _strip_comments(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("#"))

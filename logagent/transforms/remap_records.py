@@ -1,0 +1,107 @@
+"""Records as VRL targets and back, keeping what the file context shares.
+
+A record becomes a plain dict (``LogEvent.to_dict``, its ``timestamp`` a VRL
+``Timestamp``); after the program, the dict becomes a new event whose
+context keeps every context key the program left as it was (the same object),
+so most records still share their ``FileContext`` and its pre-encoded head.
+A context key the program changed or removed makes a context derived without
+it (once per context and key set, in ``ctx.memo``); the changed value
+becomes the record's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from logagent.event import FileContext, LogEvent
+from logagent.vrl.runtime import VrlRuntimeError
+from logagent.vrl.timestamps import format_rfc3339, to_timestamp
+from logagent.vrl.value import Timestamp
+
+_LINE_KEYS = ("message", "stream", "timestamp", "truncated")
+
+
+def event_to_target(event: LogEvent) -> dict[str, Any]:
+    target = event.to_dict()
+    stamp = event.timestamp
+    if type(stamp) is str:
+        target["timestamp"] = to_timestamp(stamp)
+    return target
+
+
+def target_to_event(target: dict[str, Any], event: LogEvent) -> LogEvent:
+    ctx = event.ctx
+    shared = ctx.fields
+    own: dict[str, Any] = {}
+    changed: list[str] = []
+    for key, value in shared.items():
+        if target.get(key, _ABSENT) is not value:
+            changed.append(key)
+    for key, value in target.items():
+        if key in shared and key not in changed:
+            continue
+        if key not in _LINE_KEYS:
+            own[key] = plain(value)
+    new_ctx = context_keeping(ctx, frozenset(changed)) if changed else ctx
+    message = target.get("message")
+    if type(message) is not str:
+        if "message" in target:
+            own["message"] = plain(message)
+        message = None
+    fields: dict[str, Any] | None = own
+    if not own and message is not None:
+        fields = None
+    return LogEvent(message, plain(target.get("stream")), _timestamp(target.get("timestamp"), event.timestamp),
+                    new_ctx, target.get("truncated") is True, fields)
+
+
+def _timestamp(value: Any, original: str | None) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    if type(value) is Timestamp:
+        if original is not None:
+            before = to_timestamp(original)
+            if before == value:
+                return original
+        return format_rfc3339(value)
+    raise VrlRuntimeError("logagent keeps .timestamp a timestamp or a string (it is the record's time)")
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every Timestamp as RFC 3339 text and regexes as their pattern (copied only where needed)."""
+    kind = type(value)
+    if kind is Timestamp:
+        return format_rfc3339(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(item) in _SPECIAL or (type(item) in (dict, list) and plain(item) is not item):
+                return {k: plain(v) for k, v in value.items()}
+        return value
+    if kind is list:
+        for item in value:
+            if type(item) in _SPECIAL or (type(item) in (dict, list) and plain(item) is not item):
+                return [plain(v) for v in value]
+        return value
+    if getattr(value, "is_vrl_regex", False):
+        return value.pattern
+    return value
+
+
+_SPECIAL = (Timestamp,)
+_ABSENT = object()
+
+
+def context_keeping(ctx: FileContext, without: frozenset[str]) -> FileContext:
+    """``ctx`` without the keys in ``without``, made once per context and key set."""
+    memo_key = ("remap.without", without)
+    derived = ctx.memo.get(memo_key)
+    if derived is None:
+        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k not in without})
+    return derived
+
+
+def derived_context(ctx: FileContext, fields: dict[str, Any]) -> FileContext:
+    """A context whose fields are a program's result on ``ctx.fields``."""
+    if fields.keys() == ctx.fields.keys() and all(fields[k] is v for k, v in ctx.fields.items()):
+        return ctx
+    return FileContext({key: plain(value) for key, value in fields.items()})

@@ -1,0 +1,139 @@
+"""Compiling a function call against its declaration (``vrl/function.py``).
+
+Arguments are matched to parameters (E106 too many, E107 missing, E108
+unknown keyword), each argument's kinds are checked against its parameter's:
+disjoint is E110, a partial overlap makes the call fallible and the value is
+checked at run time (VRL's "at least one argument's type cannot be
+verified"). A fallible argument is E630, ``f!`` on an infallible call E620.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from .ast import Call
+from .expressions import Compiled, Evaluator
+from .function import ArgInfo, ArgumentError, FunctionError, Param
+from .runtime import Frame, VrlRuntimeError, kind_or_none
+from .stdlib import FUNCTIONS, VRL_FUNCTION_NAMES
+from .stdlib.display import value_kind
+from .types import Type
+from .value import Kind, kind_names
+
+
+def compile_call(compiler: Any, node: Call) -> Compiled:
+    diagnostics = compiler.diagnostics
+    function = FUNCTIONS.get(node.name)
+    if function is None:
+        if node.name in VRL_FUNCTION_NAMES:
+            raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end, (
+                f'VRL function "{node.name}" is not implemented by logagent',))
+        close = difflib.get_close_matches(node.name, sorted(FUNCTIONS), n=1)
+        raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end,
+                                ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
+    slots = _match_arguments(diagnostics, node, function.params)
+    compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
+    if function.check is not None:
+        try:
+            function.check(arg_infos)
+        except ArgumentError as exc:
+            raise diagnostics.error("E610", "function compilation error", node.offset, node.end, (str(exc),)) from None
+    type_def = function.type_def(arg_infos)
+    implementation = function.implementation
+    if function.specialize is not None:
+        implementation = function.specialize(arg_infos) or implementation
+    if not function.pure:
+        compiler.impure = True
+    fallible = type_def.fallible or bool(checks)
+    # VRL accepts f!(...) on a call that cannot fail (no E620 in current VRL)
+    fields = {key: Type(kind) for key, kind in type_def.fields.items()} if type_def.fields is not None else None
+    result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
+    prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
+    runs = tuple(item.run if item is not None else None for item in compiled)
+    return Compiled(_caller(implementation, runs, tuple(checks), prefix), result, fallible and not node.bang)
+
+
+def _match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
+    """The call's arguments in parameter order (None where absent): E106, E107, E108."""
+    slots: list[Any] = [None] * len(params)
+    positional = 0
+    names = [param.name for param in params]
+    for argument in node.arguments:
+        if argument.name is None:
+            index = positional
+            positional += 1
+        elif argument.name in names:
+            index = names.index(argument.name)
+        else:
+            raise diagnostics.error("E108", "unknown function argument keyword", argument.offset, argument.end, (
+                "unknown keyword", "this function accepts the following keywords: "
+                + ", ".join(f'"{name}"' for name in names)))
+        if index >= len(params) or slots[index] is not None:
+            first = node.arguments[0]
+            raise diagnostics.error("E106", "wrong number of function arguments", first.offset,
+                                    node.arguments[-1].end, (
+                "too many function arguments",
+                f"this function takes a maximum of {len(params)} argument{'s' if len(params) != 1 else ''}"))
+        slots[index] = argument
+    for index, param in enumerate(params):
+        if param.required and slots[index] is None:
+            raise diagnostics.error("E107", "missing function argument", node.offset, node.end, (
+                f'required argument missing: "{param.name}" (position {index})',))
+    return slots
+
+
+def _compile_arguments(compiler: Any, params: tuple[Param, ...], slots: list[Any]) -> tuple[
+        list[Compiled | None], list[tuple[int, Kind]], tuple[ArgInfo | None, ...]]:
+    """Each argument compiled and checked against its parameter's kinds (E630, E110)."""
+    diagnostics = compiler.diagnostics
+    compiled: list[Compiled | None] = []
+    checks: list[tuple[int, Kind]] = []
+    infos: list[ArgInfo | None] = []
+    for index, (param, argument) in enumerate(zip(params, slots)):
+        if argument is None:
+            compiled.append(None)
+            infos.append(None)
+            continue
+        item = compiler.compile(argument.value)
+        if item.fallible:
+            raise diagnostics.error("E630", "fallible argument", argument.value.offset, argument.value.end, (
+                "this expression can fail", "handle the error before passing it in as an argument"))
+        kinds = item.type.kinds
+        if not kinds & param.kinds:
+            raise diagnostics.error("E110", "invalid argument type", argument.value.offset, argument.value.end, (
+                f"this expression resolves to the exact type {kind_names(kinds)}",
+                f'but the parameter "{param.name}" expects the exact type {kind_names(param.kinds)}'))
+        if kinds & ~param.kinds:
+            checks.append((index, param.kinds))
+        compiled.append(item)
+        infos.append(ArgInfo(kinds, item.constant, item.value))
+    return compiled, checks, tuple(infos)
+
+
+def _caller(implementation: Any, runs: tuple[Evaluator | None, ...], checks: tuple[tuple[int, Kind], ...],
+            prefix: str) -> Evaluator:
+    def call(frame: Frame) -> Any:
+        try:
+            values = [None if run is None else run(frame) for run in runs]
+            for index, kinds in checks:
+                value = values[index]
+                if not kind_or_none(value) & kinds:
+                    raise FunctionError(f"expected {kind_names(kinds)}, got {value_kind(value)}")
+            return implementation(*values)
+        except FunctionError as exc:
+            raise VrlRuntimeError(prefix + str(exc)) from None
+        except VrlRuntimeError as exc:
+            raise VrlRuntimeError(prefix + str(exc)) from None
+
+    if len(runs) == 1 and not checks and runs[0] is not None:
+        only = runs[0]
+
+        def call1(frame: Frame) -> Any:
+            try:
+                return implementation(only(frame))
+            except (FunctionError, VrlRuntimeError) as exc:
+                raise VrlRuntimeError(prefix + str(exc)) from None
+
+        return call1
+    return call

@@ -1,0 +1,275 @@
+"""Compiling expressions to closures ``f(frame) -> value``, with their static types.
+
+Each ``compile_*`` returns a ``Compiled``: the closure, the expression's type
+and whether it can fail at run time (VRL's fallibility, which decides the
+E100/E103/E630/E651 checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import operations
+from .ast import EVENT, ArrayLiteral, Binary, Literal, ObjectLiteral, Query, RegexLiteral, Template, Unary, Variable
+from .diagnostic import Diagnostics
+from .regexes import compile_regex_literal
+from .runtime import Frame, VrlRuntimeError, get_path, kind_name
+from .types import ANY, BOOLEAN, BYTES, Type, TypeState, type_of_constant
+from .value import Kind, kind_names
+
+Evaluator = Callable[[Frame], Any]
+_NUMBERS = Kind.INTEGER | Kind.FLOAT
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    run: Evaluator
+    type: Type
+    fallible: bool = False
+    constant: bool = False
+    value: Any = None
+
+
+def constant(value: Any) -> Compiled:
+    return Compiled(lambda frame: value, type_of_constant(value), False, True, value)
+
+
+class ExpressionCompiler:
+    """The expression half of the compiler (statements and calls in ``compiler.py``)."""
+
+    def __init__(self, source: str) -> None:
+        self.diagnostics = Diagnostics(source)
+        self.source = source
+        self.types = TypeState()
+        #: (root, segments) of every event path read / written
+        self.reads: set[tuple[str, tuple[str | int, ...]]] = set()
+        self.writes: set[tuple[str, tuple[str | int, ...]]] = set()
+        self.impure = False
+
+    def compile(self, node: Any) -> Compiled:
+        raise NotImplementedError
+
+    def text(self, node: Any) -> str:
+        return self.source[node.offset:node.end]
+
+    # -- values --------------------------------------------------------------
+
+    def compile_literal(self, node: Literal) -> Compiled:
+        return constant(node.value)
+
+    def compile_regex(self, node: RegexLiteral) -> Compiled:
+        try:
+            regex = compile_regex_literal(node.pattern)
+        except ValueError as exc:
+            raise self.diagnostics.error("E101", "invalid regular expression", node.offset, node.end,
+                                         (f"regex parse error: {exc}",)) from None
+        return Compiled(lambda frame: regex, Type(Kind.REGEX), False, True, regex)
+
+    def compile_array(self, node: ArrayLiteral) -> Compiled:
+        items = [self.compile(item) for item in node.items]
+        if all(item.constant for item in items):
+            return constant([item.value for item in items])
+        runs = [item.run for item in items]
+        item_type = Type(Kind.ARRAY, None, tuple(item.type for item in items))
+        return Compiled(lambda frame: [run(frame) for run in runs], item_type, any(i.fallible for i in items))
+
+    def compile_object(self, node: ObjectLiteral) -> Compiled:
+        items = [(key, self.compile(value)) for key, value in node.items]
+        if all(item.constant for _, item in items):
+            return constant({key: item.value for key, item in items})
+        runs = [(key, item.run) for key, item in items]
+        fields = {key: item.type for key, item in items}
+        return Compiled(lambda frame: {key: run(frame) for key, run in runs}, Type(Kind.OBJECT, fields),
+                        any(item.fallible for _, item in items))
+
+    def compile_template(self, node: Template) -> Compiled:
+        pieces: list[Compiled] = [constant(part) if isinstance(part, str) else self.compile_variable(part)
+                                  for part in node.parts]
+        fallible = any(not piece.type.kinds == Kind.BYTES for piece in pieces)
+        runs = [piece.run for piece in pieces]
+
+        def template(frame: Frame) -> str:
+            result = ""
+            for run in runs:
+                result = operations.add(result, run(frame))
+            return result
+
+        return Compiled(template, BYTES, fallible)
+
+    def compile_variable(self, node: Variable) -> Compiled:
+        found = self.types.lookup(node.name)
+        if found is None:
+            raise self.diagnostics.error("E701", "call to undefined variable", node.offset, node.end,
+                                         ("undefined variable",))
+        slot, kind = found
+        return Compiled(lambda frame: frame.variables[slot], kind)
+
+    def compile_query(self, node: Query) -> Compiled:
+        segments = node.segments
+        if isinstance(node.base, str):
+            root = node.base
+            self.reads.add((root, segments))
+            kind = self.types.path_type(root, segments)
+            attribute = "event" if root == EVENT else "metadata"
+            return Compiled(_root_getter(attribute, segments), kind)
+        base = self.compile(node.base)
+        run = base.run
+        return Compiled(lambda frame: get_path(run(frame), segments), base.type.at(segments), base.fallible)
+
+    # -- operators -----------------------------------------------------------
+
+    def compile_unary(self, node: Unary) -> Compiled:
+        operand = self.compile(node.operand)
+        if operand.type.kinds != Kind.BOOLEAN:
+            raise self.diagnostics.error("E660", "non-boolean negation", node.offset, node.end, (
+                f"this expression resolves to {kind_names(operand.type.kinds)}",
+                "negation only works on boolean values"))
+        run = operand.run
+        return Compiled(lambda frame: not run(frame), BOOLEAN, operand.fallible)
+
+    def compile_binary(self, node: Binary) -> Compiled:
+        op = node.op
+        left = self.compile(node.left)
+        if op == "??":
+            if not left.fallible:
+                raise self.diagnostics.error("E651", "unnecessary error coalescing operation", node.left.offset,
+                                             node.left.end, ("this expression can't fail",
+                                                             "remove this error coalescing operation"))
+            right = self.compile(node.right)
+            return Compiled(_coalesce(left.run, right.run), left.type.union(right.type), right.fallible)
+        right = self.compile(node.right)
+        fallible = left.fallible or right.fallible
+        lk, rk = left.type.kinds, right.type.kinds
+        if op in ("==", "!="):
+            return Compiled(_equality(op, left, right), BOOLEAN, fallible)
+        if op == "|":
+            bad = [side for side, kind in ((node.left, lk), (node.right, rk)) if kind != Kind.OBJECT]
+            if bad:
+                raise self.diagnostics.error("E652", "only objects can be merged", bad[0].offset, bad[0].end,
+                                             ("this expression must resolve to an object",))
+            merged = Type(Kind.OBJECT, {**left.type.fields, **right.type.fields}) \
+                if left.type.fields is not None and right.type.fields is not None else Type(Kind.OBJECT)
+            return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible)
+        if op == "||":
+            return Compiled(_or(left.run, right.run), Type(lk | rk), fallible)
+        if op == "&&":
+            # as VRL: a constant left side is not checked, and then neither is the right
+            checked = not left.constant and (lk & ~(Kind.BOOLEAN | Kind.NULL) or rk & ~(Kind.BOOLEAN | Kind.NULL))
+            return Compiled(_and(left.run, right.run), BOOLEAN, fallible or bool(checked))
+        result, infallible = _arithmetic_type(op, lk, rk, right)
+        function = _OPERATORS.get(op)
+        if function is None:
+            return Compiled(_comparison(op, left.run, right.run), BOOLEAN, fallible or not infallible)
+        return Compiled(_binary(function, left.run, right.run), Type(result), fallible or not infallible)
+
+
+_OPERATORS = {"+": operations.add, "-": operations.subtract, "*": operations.multiply, "/": operations.divide}
+
+
+def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind, bool]:
+    """(result kinds, whether it cannot fail) of an arithmetic or ordering operator."""
+    numbers = lk & ~_NUMBERS == 0 and rk & ~_NUMBERS == 0
+    if op in ("<", "<=", ">", ">="):
+        same = lk == rk and lk in (Kind.BYTES, Kind.TIMESTAMP)
+        return Kind.BOOLEAN, numbers or same
+    if op == "/":
+        nonzero = right.constant and type(right.value) in (int, float) and right.value != 0
+        return Kind.FLOAT, numbers and nonzero
+    if numbers:
+        return (Kind.INTEGER if lk == rk == Kind.INTEGER else Kind.FLOAT if lk | rk == Kind.FLOAT or (
+            lk == Kind.FLOAT or rk == Kind.FLOAT) else _NUMBERS), True
+    if op == "+" and Kind.BYTES in (lk, rk) and (lk | rk) & ~(Kind.BYTES | Kind.NULL) == 0:
+        return Kind.BYTES, True
+    if op == "+" and lk == Kind.BYTES:
+        return Kind.BYTES, False
+    if op == "*" and lk == Kind.BYTES:
+        return Kind.BYTES, rk == Kind.INTEGER
+    return Kind.NULL, False
+
+
+def _root_getter(attribute: str, segments: tuple[str | int, ...]) -> Evaluator:
+    if not segments:
+        if attribute == "event":
+            return lambda frame: dict(frame.event) if type(frame.event) is dict else frame.event
+        return lambda frame: frame.metadata
+    first = segments[0]
+    if attribute == "event" and len(segments) == 1 and type(first) is str:
+        return lambda frame: frame.event.get(first) if type(frame.event) is dict else None
+    if attribute == "event" and len(segments) == 2 and type(first) is str and type(segments[1]) is str:
+        second = segments[1]
+
+        def get2(frame: Frame) -> Any:
+            value = frame.event.get(first) if type(frame.event) is dict else None
+            return value.get(second) if type(value) is dict else None
+
+        return get2
+    if attribute == "event":
+        return lambda frame: get_path(frame.event, segments)
+    return lambda frame: get_path(frame.metadata, segments)
+
+
+def _coalesce(left: Evaluator, right: Evaluator) -> Evaluator:
+    def coalesce(frame: Frame) -> Any:
+        try:
+            return left(frame)
+        except VrlRuntimeError:
+            return right(frame)
+
+    return coalesce
+
+
+def _equality(op: str, left: Compiled, right: Compiled) -> Evaluator:
+    lrun, rrun = left.run, right.run
+    if right.constant and type(right.value) is str:
+        value = right.value
+        if op == "==":
+            return lambda frame: lrun(frame) == value
+        return lambda frame: lrun(frame) != value
+    equal = operations.equal
+    if op == "==":
+        return lambda frame: equal(lrun(frame), rrun(frame))
+    return lambda frame: not equal(lrun(frame), rrun(frame))
+
+
+def _binary(function: Callable[[Any, Any], Any], left: Evaluator, right: Evaluator) -> Evaluator:
+    return lambda frame: function(left(frame), right(frame))
+
+
+def _comparison(op: str, left: Evaluator, right: Evaluator) -> Evaluator:
+    compare = operations.compare
+    return lambda frame: compare(op, left(frame), right(frame))
+
+
+def _or(left: Evaluator, right: Evaluator) -> Evaluator:
+    def either(frame: Frame) -> Any:
+        first = left(frame)
+        if first is None or first is False:
+            return right(frame)
+        return first
+
+    return either
+
+
+def _and(left: Evaluator, right: Evaluator) -> Evaluator:
+    def both(frame: Frame) -> bool:
+        first = left(frame)
+        if first is False or first is None:
+            return False
+        if first is not True:
+            raise VrlRuntimeError(f"can't apply an AND to types {_name(first)} and boolean")
+        second = right(frame)
+        if second is True or second is False:
+            return second
+        if second is None:
+            return False
+        raise VrlRuntimeError(f"can't apply an AND to types boolean and {_name(second)}")
+
+    return both
+
+
+_name = kind_name
+
+
+__all__ = ["ANY", "Compiled", "Evaluator", "ExpressionCompiler", "constant"]

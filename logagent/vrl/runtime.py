@@ -1,0 +1,155 @@
+"""What compiled programs run on: the frame, the errors, and reading and writing paths.
+
+Values follow ``value.py``. Containers reachable from the frame are never
+changed in place except the event's top-level object, which belongs to the
+run: writing a nested path copies the objects and arrays along it, so
+values shared with variables, with other records or with a ``FileContext``
+never change under them (VRL's values are values, not references).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .value import Kind, Timestamp, kind_of
+
+
+class VrlRuntimeError(Exception):
+    """A runtime error, worded as VRL words it (``function call error for ...``)."""
+
+
+class Aborted(Exception):
+    """``abort``: the program stops and the record is dropped (or kept, per config)."""
+
+
+class Returned(Exception):
+    """``return value``: the program stops with that result."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+class Frame:
+    """One run of a program: the event (a dict), its metadata and the local variables."""
+
+    __slots__ = ("event", "metadata", "variables")
+
+    def __init__(self, event: Any, metadata: dict[str, Any], slots: int) -> None:
+        self.event = event
+        self.metadata = metadata
+        self.variables: list[Any] = [None] * slots
+
+
+_NAMES = {type(None): "null", bool: "boolean", int: "integer", float: "float", str: "string",
+          Timestamp: "timestamp", list: "array", dict: "object"}
+
+
+def kind_name(value: Any) -> str:
+    """VRL's name of a value's type in runtime messages."""
+    name = _NAMES.get(type(value))
+    if name is None:
+        return "regex" if getattr(value, "is_vrl_regex", False) else type(value).__name__
+    return name
+
+
+def kind_or_none(value: Any) -> Kind:
+    try:
+        return kind_of(value)
+    except TypeError:
+        return Kind.REGEX
+
+
+def get_path(value: Any, segments: tuple[str | int, ...]) -> Any:
+    """The value at ``segments`` below ``value``; null where a step does not exist."""
+    for segment in segments:
+        if type(segment) is str:
+            if type(value) is not dict:
+                return None
+            value = value.get(segment)
+        else:
+            if type(value) is not list:
+                return None
+            try:
+                value = value[segment] if segment >= -len(value) else None
+            except IndexError:
+                return None
+    return value
+
+
+def has_path(value: Any, segments: tuple[str | int, ...]) -> bool:
+    """Whether the path exists (a null value at the end counts, as in VRL's ``exists``)."""
+    for segment in segments:
+        if type(segment) is str:
+            if type(value) is not dict or segment not in value:
+                return False
+            value = value[segment]
+        else:
+            if type(value) is not list or not -len(value) <= segment < len(value):
+                return False
+            value = value[segment]
+    return True
+
+
+def set_path(container: Any, segments: tuple[str | int, ...], value: Any) -> Any:
+    """``container`` with ``value`` at ``segments``: a new container, copied along the path.
+
+    Objects are created where the path has a field and arrays (null-padded)
+    where it has an index, replacing a value of another kind, as VRL does.
+    """
+    if not segments:
+        return value
+    segment = segments[0]
+    if type(segment) is str:
+        copy = dict(container) if type(container) is dict else {}
+        copy[segment] = set_path(copy.get(segment), segments[1:], value)
+        return copy
+    items = list(container) if type(container) is list else []
+    if segment < 0:
+        segment += len(items)
+        if segment < 0:
+            items[0:0] = [None] * -segment
+            segment = 0
+    if segment >= len(items):
+        items.extend([None] * (segment - len(items) + 1))
+    items[segment] = set_path(items[segment], segments[1:], value)
+    return items
+
+
+def delete_path(container: Any, segments: tuple[str | int, ...]) -> tuple[Any, Any]:
+    """(``container`` without the value at ``segments``, that value or null): copied along the path."""
+    segment = segments[0]
+    if type(segment) is str:
+        if type(container) is not dict or segment not in container:
+            return container, None
+        copy = dict(container)
+        if len(segments) == 1:
+            return copy, copy.pop(segment)
+        inner, removed = delete_path(copy[segment], segments[1:])
+        copy[segment] = inner
+        return copy, removed
+    if type(container) is not list or not -len(container) <= segment < len(container):
+        return container, None
+    items = list(container)
+    if len(segments) == 1:
+        return items, items.pop(segment)
+    inner, removed = delete_path(items[segment], segments[1:])
+    items[segment] = inner
+    return items, removed
+
+
+def default_of(kind: Kind) -> Any:
+    """The value ``x`` gets in ``x, err = ...`` when the expression fails: its type's default."""
+    if kind == Kind.BYTES:
+        return ""
+    if kind == Kind.INTEGER:
+        return 0
+    if kind == Kind.FLOAT:
+        return 0.0
+    if kind == Kind.BOOLEAN:
+        return False
+    if kind == Kind.OBJECT:
+        return {}
+    if kind == Kind.ARRAY:
+        return []
+    return None

@@ -1,0 +1,178 @@
+"""What the compiler knows of values before running: kinds, known object fields, scopes.
+
+``Type`` is the set of kinds an expression may have, plus the fields known
+to be present when it is an object (from an object literal, an assignment,
+or a function's ``TypeDef.fields``). ``TypeState`` follows the event's and
+the metadata's paths through assignments in program order, and the local
+variables through their scopes (a variable first assigned inside a block
+exists only there, as in VRL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .runtime import kind_or_none
+from .value import Kind
+
+Segments = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    kinds: Kind
+    fields: dict[str, Type] | None = None  # known fields of an object (exact when kinds is OBJECT)
+    items: tuple[Type, ...] | None = None  # known items of an array literal
+
+    def union(self, other: Type) -> Type:
+        if self == other:
+            return self
+        return Type(self.kinds | other.kinds)
+
+    def at(self, segments: Segments) -> Type:
+        """The type of the value at ``segments`` below a value of this type."""
+        current: Type = self
+        for segment in segments:
+            if type(segment) is str:
+                if current.kinds == Kind.OBJECT and current.fields is not None:
+                    inner = current.fields.get(segment)
+                    current = inner if inner is not None else NULL
+                elif not current.kinds & Kind.OBJECT:
+                    return NULL
+                else:
+                    return ANY
+            else:
+                if current.kinds == Kind.ARRAY and current.items is not None:
+                    items = current.items
+                    current = items[segment] if -len(items) <= segment < len(items) else NULL
+                elif not current.kinds & Kind.ARRAY:
+                    return NULL
+                else:
+                    return ANY
+        return current
+
+
+ANY = Type(Kind.ANY)
+NULL = Type(Kind.NULL)
+BOOLEAN = Type(Kind.BOOLEAN)
+BYTES = Type(Kind.BYTES)
+OBJECT = Type(Kind.OBJECT)
+
+
+def type_of_constant(value: Any) -> Type:
+    if type(value) is dict:
+        return Type(Kind.OBJECT, {key: type_of_constant(item) for key, item in value.items()})
+    if type(value) is list:
+        return Type(Kind.ARRAY, None, tuple(type_of_constant(item) for item in value))
+    return Type(kind_or_none(value))
+
+
+def with_field(base: Type, segments: Segments, value: Type) -> Type:
+    """``base`` after ``segments`` was set to ``value``."""
+    if not segments:
+        return value
+    segment = segments[0]
+    if type(segment) is str:
+        if base.kinds == Kind.OBJECT and base.fields is not None:
+            fields = dict(base.fields)
+            fields[segment] = with_field(fields.get(segment, NULL), segments[1:], value)
+            return Type(Kind.OBJECT, fields)
+        if base.kinds & ~Kind.OBJECT & ~Kind.NULL:
+            return OBJECT if base.kinds & Kind.OBJECT else Type(Kind.OBJECT, {segment: with_field(NULL, segments[1:], value)})
+        return Type(Kind.OBJECT, None if base.kinds & Kind.OBJECT else {segment: with_field(NULL, segments[1:], value)})
+    return Type(Kind.ARRAY)
+
+
+class Scope:
+    __slots__ = ("variables", "parent")
+
+    def __init__(self, parent: Scope | None) -> None:
+        self.variables: dict[str, tuple[int, Type]] = {}
+        self.parent = parent
+
+
+class TypeState:
+    """Types of the event, the metadata and the variables at one point of the program."""
+
+    def __init__(self) -> None:
+        self.roots: dict[str, Type] = {".": OBJECT, "%": Type(Kind.OBJECT, {})}
+        self.scope = Scope(None)
+        self.slots = 0
+
+    # -- event and metadata --------------------------------------------------
+
+    def path_type(self, root: str, segments: Segments) -> Type:
+        return self.roots[root].at(segments)
+
+    def assign_path(self, root: str, segments: Segments, value: Type) -> None:
+        if not segments and root == "." and not value.kinds & Kind.OBJECT:
+            value = OBJECT
+        self.roots[root] = with_field(self.roots[root], segments, value)
+
+    # -- variables -----------------------------------------------------------
+
+    def lookup(self, name: str) -> tuple[int, Type] | None:
+        scope: Scope | None = self.scope
+        while scope is not None:
+            found = scope.variables.get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def assign_variable(self, name: str, value: Type) -> int:
+        scope: Scope | None = self.scope
+        while scope is not None:
+            found = scope.variables.get(name)
+            if found is not None:
+                scope.variables[name] = (found[0], value)
+                return found[0]
+            scope = scope.parent
+        slot = self.slots
+        self.slots += 1
+        self.scope.variables[name] = (slot, value)
+        return slot
+
+    def enter(self) -> None:
+        self.scope = Scope(self.scope)
+
+    def leave(self) -> None:
+        assert self.scope.parent is not None
+        self.scope = self.scope.parent
+
+    def snapshot(self) -> tuple[dict[str, Type], list[dict[str, tuple[int, Type]]]]:
+        scopes = []
+        scope: Scope | None = self.scope
+        while scope is not None:
+            scopes.append(dict(scope.variables))
+            scope = scope.parent
+        return dict(self.roots), scopes
+
+    def restore(self, state: tuple[dict[str, Type], list[dict[str, tuple[int, Type]]]]) -> None:
+        roots, scopes = state
+        self.roots = dict(roots)
+        scope: Scope | None = self.scope
+        for variables in scopes:
+            assert scope is not None
+            scope.variables = dict(variables)
+            scope = scope.parent
+
+    def join(self, states: list[tuple[dict[str, Type], list[dict[str, tuple[int, Type]]]]]) -> None:
+        """After branches: every type is the union of the branches' (each a snapshot)."""
+        first_roots, first_scopes = states[0]
+        roots = dict(first_roots)
+        for other_roots, _ in states[1:]:
+            for root, kind in other_roots.items():
+                roots[root] = roots[root].union(kind)
+        self.roots = roots
+        scope: Scope | None = self.scope
+        depth = 0
+        while scope is not None:
+            for name in list(scope.variables):
+                slot, kind = first_scopes[depth].get(name, scope.variables[name])
+                for _, other_scopes in states[1:]:
+                    kind = kind.union(other_scopes[depth].get(name, (slot, kind))[1])
+                scope.variables[name] = (slot, kind)
+            scope = scope.parent
+            depth += 1

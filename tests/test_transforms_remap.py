@@ -1,0 +1,115 @@
+"""The remap transform on batches: Vector's error and abort semantics, rerouting, acknowledgements, fast paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from logagent.acks import AckGroup, Batch
+from logagent.encoding import encode_json
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent
+from logagent.transforms.remap import ABORTED, RUNTIME_ERROR, RemapTransform
+from logagent.transforms.remap_config import RemapConfig
+
+STAMP = "2026-12-02T10:00:00.123456789Z"
+
+
+def context() -> FileContext:
+    return FileContext({"file": "/var/log/pods/a/0.log", "source_type": "kubernetes_logs",
+                        "kubernetes": {"pod_name": "web-0", "pod_labels": {"app": "web"}, "container_id": "c1"}})
+
+
+def transform(source: str, **options: object) -> RemapTransform:
+    return RemapTransform("shape", RemapConfig(inputs=["pods"], source=source, **options))  # type: ignore[arg-type]
+
+
+def run(t: RemapTransform, messages: list[str], ctx: FileContext | None = None) -> tuple[dict, list, list[int]]:
+    ctx = ctx or context()
+    released: list[int] = []
+    group = AckGroup(lambda: released.append(1))
+    events = [LogEvent(m, "stdout", STAMP, ctx) for m in messages]
+    outputs = t.process(Batch(events, [group], 100))
+    by_output = {name: [json.loads(encode_json(e)) for e in batch.events] for name, batch in outputs}
+    return by_output, [batch for _, batch in outputs], released
+
+
+def release_all(batches: list[Batch]) -> None:
+    for batch in batches:
+        batch.release()
+
+
+def test_runtime_error_passes_the_record_unchanged_or_drops_it() -> None:
+    source = '.n = to_int!(.message)'
+    out, batches, released = run(transform(source), ["12", "x"])
+    assert [r.get("n") for r in out[""]] == [12, None] and out[""][1]["message"] == "x"
+    release_all(batches)
+    assert released == [1]
+    t = transform(source, drop_on_error=True)
+    out, batches, released = run(t, ["12", "x"])
+    assert [r["n"] for r in out[""]] == [12]
+    assert t.errors[RUNTIME_ERROR] == 1 and t.events_dropped == 1
+    release_all(batches)
+    assert released == [1]
+
+
+def test_abort_drops_or_keeps_and_dropped_records_are_released() -> None:
+    source = 'if .message == "drop" { abort }\n.seen = true'
+    t = transform(source)
+    out, batches, released = run(t, ["drop", "drop"])
+    assert out == {} and batches == [] and released == [1] and t.errors[ABORTED] == 2
+    out, batches, _ = run(transform(source, drop_on_abort=False), ["drop", "keep"])
+    assert [("seen" in r) for r in out[""]] == [False, True]
+
+
+def test_reroute_dropped_carries_vectors_metadata_dropped() -> None:
+    t = transform('if .message == "drop" { abort "not wanted" }', reroute_dropped=True)
+    assert t.outputs == ("", "dropped")
+    out, batches, released = run(t, ["drop", "keep"])
+    assert [r["message"] for r in out[""]] == ["keep"]
+    dropped = out["dropped"][0]["metadata"]["dropped"]
+    assert dropped == {"reason": "abort", "message": "not wanted", "component_id": "shape",
+                       "component_type": "remap", "component_kind": "transform"}
+    release_all(batches[:1])
+    assert released == []
+    release_all(batches[1:])
+    assert released == [1]
+
+
+def test_context_only_program_runs_once_per_context() -> None:
+    t = transform("del(.kubernetes.pod_labels)\n.k8s = del(.kubernetes)")
+    assert t.context_only
+    ctx = context()
+    out, _, _ = run(t, ["a", "b"], ctx)
+    assert [r["k8s"] for r in out[""]] == [{"pod_name": "web-0", "container_id": "c1"}] * 2
+    assert all("kubernetes" not in r and r["timestamp"] == STAMP for r in out[""])
+    derived = [v for k, v in ctx.memo.items() if k == t._memo_key]
+    assert len(derived) == 1 and ctx.fields["kubernetes"]["pod_labels"] == {"app": "web"}  # the shared one unchanged
+
+
+def test_merge_idiom_fast_path_gives_the_general_paths_records() -> None:
+    t = transform(". = merge(., parse_json!(string!(.message))) ?? .")
+    assert t.merge_idiom
+    messages = ['{"level":"warn","n":1}', '{"message":"inner","level":"x"}', '{"kubernetes":{"x":1}}', "not json",
+                "[1]", "{}", '{"stream":"over"}']
+    ctx = context()
+    events = [LogEvent(m, "stdout", STAMP, ctx) for m in messages]
+    fast = [t._run_merge(e) for e in events]
+    slow = [t._run_record(e) for e in events]
+    assert fast[0].fields is MERGED_MESSAGE
+    for a, b, event in zip(fast, slow, events):
+        a = a if type(a) is LogEvent else event
+        b = b if type(b) is LogEvent else event
+        assert json.loads(encode_json(a)) == json.loads(encode_json(b))
+    assert json.loads(encode_json(fast[1]))["message"] == "inner"
+
+
+def test_timestamp_is_a_timestamp_and_written_back_as_rfc3339() -> None:
+    out, _, _ = run(transform('.year = format_timestamp!(.timestamp, "%Y")\n.later = .timestamp'), ["m"])
+    assert out[""][0]["year"] == "2026" and out[""][0]["later"] == STAMP and out[""][0]["timestamp"] == STAMP
+
+
+@pytest.mark.parametrize("options, key", [({"files": ["x.vrl"]}, "files"), ({"timezone": "Europe/Paris"}, "timezone")])
+def test_unsupported_options_are_refused_by_name(options: dict, key: str) -> None:
+    with pytest.raises(ValueError, match=f"^{key}: "):
+        RemapConfig(inputs=["p"], source=".a = 1", **options).validate()  # type: ignore[arg-type]
