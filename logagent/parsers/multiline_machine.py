@@ -20,7 +20,6 @@ with RE2, the engine the conditions use (linear time).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -70,7 +69,7 @@ Active = tuple[int, ...]
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("start_any", "starts", "states", "lead")
+    __slots__ = ("start_any", "starts", "states", "lead", "marks", "marked")
 
     def __init__(
         self,
@@ -79,16 +78,21 @@ class Machine:
         states: Sequence[Sequence[Rule]],
         *,
         lead: int | None,
+        marks: str | None = None,
     ) -> None:
         #: one search over every start rule at once: the cheap rejection
         self.start_any = start_any
         self.starts = tuple(starts)
         self.states = tuple(tuple(rules) for rules in states)
-        #: when not None: a group of two lines or more has an empty or indented
-        #: line among its first ``lead + 1`` lines. In a batch without such
+        #: when not None: a group of two lines or more has a marked line (empty,
+        #: indented, or matching ``marks``) among its first ``lead + 1`` lines. In a batch without such
         #: lines, only the last ``lead`` records of each stream can then begin
         #: a group (see MultilineGrouper.feed); None: no such promise
         self.lead = lead
+        #: an RE2 regex of line beginnings that count as marked like empty and
+        #: indented lines (the parser flags them too); None: only those
+        self.marks = marks
+        self.marked: Search | None = compile_builtin(f"^(?:{marks})") if marks else None
 
     def start(self, line: str) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none."""
@@ -144,5 +148,5 @@ def pattern_machine(
 
 
 def compile_builtin(pattern: str) -> Search:
-    """A built-in rule's regex (Python syntax, written to be RE2-compatible too)."""
-    return re.compile(pattern).search
+    """A built-in rule's regex (RE2 with Rust's syntax, as a user's) -> its ``search``."""
+    return compile_user_pattern(pattern, "built-in multiline rule")
