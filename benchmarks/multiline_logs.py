@@ -47,9 +47,9 @@ def ordinary_record(seq: int) -> list[str]:
     if kind == 7:
         return [f'127.0.0.1 - frank [02/Dec/2026:10:00:00 +0000] "POST /login HTTP/1.0" 302 {n} '
                 '"http://www.example.com/start.html" "Mozilla/5.0"']
-    if kind == 8 and seq // 12 % 10 == 0:
+    if kind == 8 and seq // 12 % 25 == 0:
         return list(_YAML)
-    if kind == 9 and seq // 12 % 10 == 0:
+    if kind == 9 and seq // 12 % 25 == 0:
         return list(_PRETTY_JSON)
     if kind == 10:
         return [f"E1203 10:00:00.{seq % 1000000:06d}       1 reflector.go:{n % 300}] Failed to watch *v1.Pod: "
@@ -81,13 +81,13 @@ def records(lines: int, trace_share: float) -> Iterator[tuple[bool, list[str]]]:
 
 
 def write_log_tree(root: Path, specs: Sequence[PodSpec], lines_per_file: int, trace_share: float) -> int:
-    """One CRI file per pod (ordinary records on stdout, traces on stderr); returns the traces written."""
+    """One CRI file per pod (traces and every 5th ordinary record on stderr); returns the traces written."""
     traces = 0
     for spec in specs:
         out: list[bytes] = []
-        for is_trace, record in records(lines_per_file, trace_share):
+        for number, (is_trace, record) in enumerate(records(lines_per_file, trace_share)):
             traces += is_trace
-            stream = b" stderr F " if is_trace else b" stdout F "
+            stream = b" stderr F " if is_trace or number % 5 == 0 else b" stdout F "
             for line in record:
                 out.append(cri_timestamp(len(out)) + stream + line.encode())
         write_pod_log(root, spec, out)

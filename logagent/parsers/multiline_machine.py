@@ -20,6 +20,7 @@ with RE2, the engine the conditions use (linear time).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -148,5 +149,14 @@ def pattern_machine(
 
 
 def compile_builtin(pattern: str) -> Search:
-    """A built-in rule's regex (RE2 with Rust's syntax, as a user's) -> its ``search``."""
-    return compile_user_pattern(pattern, "built-in multiline rule")
+    """A built-in rule's regex (RE2 with Rust's syntax, as a user's) -> its ``search``.
+
+    The built-in patterns are written in the syntax Python's ``re`` and Rust's
+    ``regex`` share, with the same meaning in both; a call into RE2 costs about
+    0.5 µs, several times what ``re`` takes to reject a short line, and most
+    lines a rule is tried on do not match it. So ``re`` rejects first, and RE2
+    decides on the lines it lets through.
+    """
+    reject = re.compile(pattern).search
+    decide = compile_user_pattern(pattern, "built-in multiline rule")
+    return lambda line: decide(line) if reject(line) is not None else None
