@@ -115,6 +115,7 @@ class MultilineGrouper:
                 self._take(event, ctx, now, out)
             return out
         done, count = 0, len(events)
+        start_any = self.machine.start_any
         for position in _positions(events, indented, self.machine.marked):
             if position < done:
                 continue
@@ -123,6 +124,11 @@ class MultilineGrouper:
                 if window > done:
                     out += self._feed_plain(events[done:window], lead, ctx, now)
                     done = window
+                if not self._open and not any(map(start_any, [e.message for e in events[done:position + 1]])):
+                    # nothing here can begin a group, so none holds the indented record
+                    out += events[done:position + 1]
+                    done = position + 1
+                    continue
             # through the indented record, and on while a group is open
             while done < count and (done <= position or self._open):
                 self._take(events[done], ctx, now, out)

@@ -70,7 +70,7 @@ Active = tuple[int, ...]
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("start_any", "starts", "states", "lead", "marks", "marked")
+    __slots__ = ("start_any", "starts", "states", "lead", "marks", "marked", "start_groups")
 
     def __init__(
         self,
@@ -80,10 +80,14 @@ class Machine:
         *,
         lead: int | None,
         marks: str | None = None,
+        start_groups: Sequence[tuple[Search, Sequence[Rule]]] | None = None,
     ) -> None:
         #: one search over every start rule at once: the cheap rejection
         self.start_any = start_any
         self.starts = tuple(starts)
+        #: (a search, the start rules worth trying only if it matches): e.g. the
+        #: rules anchored at the line's start behind one alternation of them all
+        self.start_groups = tuple((test, tuple(rules)) for test, rules in start_groups or [(start_any, starts)])
         self.states = tuple(tuple(rules) for rules in states)
         #: when not None: a group of two lines or more has a marked line (empty,
         #: indented, or matching ``marks``) among its first ``lead + 1`` lines. In a batch without such
@@ -97,10 +101,17 @@ class Machine:
 
     def start(self, line: str) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none."""
-        if self.start_any(line) is None:
-            return None
-        found = tuple(dict.fromkeys(rule.target for rule in self.starts if rule.takes(line)))
-        return found or None
+        found: dict[int, None] = {}
+        for test, rules in self.start_groups:
+            if test(line) is not None:
+                seen: dict[Search, bool] = {}  # a pattern several languages start with is tried once
+                for rule in rules:
+                    hit = seen.get(rule.search)
+                    if hit is None:
+                        hit = seen[rule.search] = rule.takes(line)
+                    if hit:
+                        found[rule.target] = None
+        return tuple(found) or None
 
     def step(self, active: Active, line: str) -> tuple[Active, bool] | None:
         """``(states after the line, tentative)`` if ``line`` continues the group, else None.

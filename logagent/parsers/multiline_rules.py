@@ -143,7 +143,8 @@ LANGUAGES: dict[str, Language] = {
                 (r"^exit status \d+$", END),
             ],
         },
-        3,  # "http: panic serving", "goroutine N", "pkg.f()", then a tab-indented line
+        1,  # "panic: x" or "[signal ...]" then a blank line; "http: panic serving" then "goroutine N"
+        marks=r"goroutine \d|\[signal ",
     ),
     "ruby": Language(
         [
@@ -183,7 +184,8 @@ LANGUAGES: dict[str, Language] = {
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
-        3,  # "file.js:N", the source line, a caret at column 0, then a blank line
+        2,  # "file.js:N", the source line, then a caret (marked when at column 0)
+        marks=r"\^",
     ),
     "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
@@ -282,6 +284,7 @@ def _build(languages: tuple[str, ...]) -> Machine:
         number = DONE if target == END else index[name, target]
         return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:])
 
+    start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
     states: list[list[Rule]] = [[] for _ in index]
     for (name, state), number in index.items():
@@ -289,21 +292,28 @@ def _build(languages: tuple[str, ...]) -> Machine:
     start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name].starts)
     lead = max(LANGUAGES[name].lead for name in languages)
     marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
-    return Machine(_any_of(list(start_patterns)), starts, states, lead=lead, marks=marks or None)
+    at_start, anywhere = _any_of(list(start_patterns))
+    groups = [
+        (at_start, [r for r, spec in zip(starts, start_specs) if spec[0].startswith("^")]),
+        (anywhere, [r for r, spec in zip(starts, start_specs) if not spec[0].startswith("^")]),
+    ]
 
-
-def _any_of(patterns: list[str]) -> Search:
-    """One test for "some pattern matches": anchored ones tried once at the start of
-    the line (as one alternation inside an unanchored search they would be tried at
-    every position: ten times slower), the others as one search."""
-    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
-    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
-    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")")
-    if not floating:
-        return at_start
-    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating))
-
-    def search(line: str) -> object:
+    def start_any(line: str) -> object:
         return at_start(line) or anywhere(line)
 
-    return search
+    return Machine(start_any, starts, states, lead=lead, marks=marks or None, start_groups=groups)
+
+
+def _never(line: str) -> None:
+    return None
+
+
+def _any_of(patterns: list[str]) -> tuple[Search, Search]:
+    """Two tests for "some pattern matches": the anchored ones tried once at the start
+    of the line (as one alternation inside an unanchored search they would be tried
+    at every position: ten times slower), and the others as one search."""
+    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
+    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
+    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")") if anchored else _never
+    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating)) if floating else _never
+    return at_start, anywhere
