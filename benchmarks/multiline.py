@@ -34,7 +34,7 @@ from pathlib import Path
 from benchmarks.agent_runs import CONSOLE, Measured, run_enriched, work_directory
 from benchmarks.common import median, table
 from benchmarks.multiline_logs import real_traces, write_log_tree
-from benchmarks.pod_tree import pod_specs, start_cluster
+from benchmarks.pod_tree import pod_specs, start_cluster, write_tree
 
 #: auto / none, steady lines per CPU-second: without traces, with ``--trace-share`` of the lines in traces
 GOALS = {"no traces": 0.95, "traces": 0.9}
@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--trace-share", type=float, default=0.05,
                         help="share of the lines of the tree 'traces' that are in stack traces (0: no such tree)")
+    parser.add_argument("--plain-tree", action="store_true",
+                        help="the no-trace tree is throughput's (logfmt lines of one shape, none indented) instead")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
 
@@ -107,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     per_file = args.lines // len(specs)
     with work_directory("logagent-bench-multiline-", args.keep) as workdir:
         trees = {"no traces": workdir / "pods"}
-        write_log_tree(trees["no traces"], specs, per_file, 0.0)
+        if args.plain_tree:
+            write_tree(trees["no traces"], specs, per_file)
+        else:
+            write_log_tree(trees["no traces"], specs, per_file, 0.0)
         write_log_tree(workdir / "pods-startup", specs, 5, 0.0)
         write_log_tree(workdir / "pods-check", specs, CHECK_LINES // len(specs), 0.0)
         if args.trace_share:
