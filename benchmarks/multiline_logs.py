@@ -40,7 +40,7 @@ def ordinary_record(seq: int) -> list[str]:
         level = ("INFO", "WARN", "ERROR", "DEBUG")[seq // 12 % 4]
         return [f"2026-12-02 10:00:00.{seq % 1000:03d} {level} [http-nio-8080-exec-{seq % 10}] "
                 f"c.e.shop.OrderService - order {n} processed in {seq % 97} ms"]
-    if kind == 5:
+    if kind == 5 and seq // 12 % 4 == 0:
         return [f"retrying upstream call {n} after Error: connection reset by peer"]
     if kind == 6:
         return [f"WARN cache miss for key {n}; the NullPointerException fix from yesterday is live"]
@@ -51,7 +51,7 @@ def ordinary_record(seq: int) -> list[str]:
         return list(_YAML)
     if kind == 9 and seq // 12 % 25 == 0:
         return list(_PRETTY_JSON)
-    if kind == 10:
+    if kind == 10 and seq // 12 % 4 == 0:
         return [f"E1203 10:00:00.{seq % 1000000:06d}       1 reflector.go:{n % 300}] Failed to watch *v1.Pod: "
                 "Error: the server has asked for the client to try again later"]
     return [f"worker {seq % 8} finished job {n} (Exception count: 0)"]
