@@ -211,12 +211,16 @@ def test_records_held_across_a_metadata_change_get_the_new_context() -> None:
 def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() -> None:
     """The cheap path (only each stream's last line may open a group) never changes the result."""
     pieces = [trace_lines(name) for name in sorted(FIXTURES)]
+    pieces += [(TRACES / "real" / path.name).read_text().split("\n")[:-1] for path in sorted((TRACES / "real").glob("*.txt"))]
     plain_lines = ["GET / 200", "user logged in", "Error: retrying in 5s", "cache warm",
                    "Traceback (most recent call last):", "panic: not really", "worker TimeoutError",
                    # pieces of traces out of place, blank and indented lines that are no trace
                    "", "  note: indented, not a trace", "Caused by: java.io.IOException: disk full",
                    "goroutine 7 [running]:", "main.main()", "/app/server.js:12",
-                   "During handling of the above exception, another exception occurred:"]
+                   "During handling of the above exception, another exception occurred:",
+                   "#1 {main}", "Unhandled exception:", "thread 'main' panicked at src/main.rs:2:5:",
+                   "Stack trace:", "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+                   " ActionController::RoutingError (No route matches [GET] \"/x\"):", "node:fs:573"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []
@@ -361,6 +365,8 @@ def test_annotation_values() -> None:
     assert annotation_machine("auto") is language_machine(AUTO)
     assert annotation_machine(" Java ") is language_machine(["java"])
     assert annotation_machine("python,go") is language_machine(["go", "python"])
+    assert annotation_machine("javascript") is language_machine(["nodejs"])
+    assert annotation_machine("php,dart,rust") is language_machine(["dart", "php", "rust"])
     for bad in ("", "cobol", "java,", "pattern"):
         if bad == "java,":
             assert annotation_machine(bad) is language_machine(["java"])

@@ -15,6 +15,7 @@ behaviour (``parse_cri`` / ``parse_docker`` + ``PartialMerger``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container, Sequence
 
@@ -52,6 +53,17 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 _CRI_ANY_PLAIN_LINE = re.compile(rf"^(?:{_CRI_PREFIX}(\S.*)|(.*))$", re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=16)
+def _plain_line_regex(marks: str) -> re.Pattern[str]:
+    """``_CRI_ANY_PLAIN_LINE`` where a message beginning with ``marks`` is not common either."""
+    return re.compile(rf"^(?:{_CRI_PREFIX}(?!{marks})(\S.*)|(.*))$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=16)
+def _marks_regex(marks: str) -> re.Pattern[str]:
+    return re.compile(marks)
+
+
 class LineParser:
     """Parses and merges the lines of ONE file; create one per tailed file.
 
@@ -75,6 +87,9 @@ class LineParser:
         #: begins with whitespace in ``indented`` (multiline grouping wants them)
         self.count_indented = False
         self.indented: list[LogEvent] = []
+        #: with ``count_indented``: a regex (Python's and RE2's syntax) of message
+        #: beginnings listed in ``indented`` too (multiline rules' marks)
+        self.marks: str | None = None
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -146,7 +161,7 @@ class LineParser:
         streams = _STR_STREAMS
         lines = _CRI_ANY_LINE
         if self.count_indented:
-            lines = _CRI_ANY_PLAIN_LINE
+            lines = _plain_line_regex(self.marks) if self.marks else _CRI_ANY_PLAIN_LINE
             self.indented = []
         every = lines.findall(text)  # one tuple per line, empty ones too
         self.lines_in += len(every)
@@ -169,7 +184,9 @@ class LineParser:
             return None
         message, stream, timestamp, truncated = out[0]
         event = LogEvent(message, stream, timestamp, ctx, truncated)
-        if self.count_indented and (not message or message[0].isspace()):
+        if self.count_indented and (
+            not message or message[0].isspace() or (self.marks and _marks_regex(self.marks).match(message))
+        ):
             self.indented.append(event)
         return event
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
-from logagent.parsers.multiline_machine import Active, Machine
+from logagent.parsers.multiline_machine import Active, Machine, Search
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
@@ -99,8 +99,9 @@ class MultilineGrouper:
     ) -> list[LogEvent]:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
-        ``indented``: the records of ``events`` whose message is empty or
-        begins with whitespace, in order (None: not known, the grouper looks).
+        ``indented``: the records of ``events`` whose message is empty,
+        begins with whitespace or matches the machine's ``marks``, in order
+        (None: not known, the grouper looks).
         With a machine that has a ``lead``, a record further than ``lead``
         records of its stream before the next indented one (or the end) can
         only begin a group if it is among the last ``lead`` of its stream in a
@@ -114,7 +115,8 @@ class MultilineGrouper:
                 self._take(event, ctx, now, out)
             return out
         done, count = 0, len(events)
-        for position in _positions(events, indented):
+        start_any = self.machine.start_any
+        for position in _positions(events, indented, self.machine.marked):
             if position < done:
                 continue
             if not self._open:
@@ -122,6 +124,11 @@ class MultilineGrouper:
                 if window > done:
                     out += self._feed_plain(events[done:window], lead, ctx, now)
                     done = window
+                if not self._open and not any(map(start_any, [e.message for e in events[done:position + 1]])):
+                    # nothing here can begin a group, so none holds the indented record
+                    out += events[done:position + 1]
+                    done = position + 1
+                    continue
             # through the indented record, and on while a group is open
             while done < count and (done <= position or self._open):
                 self._take(events[done], ctx, now, out)
@@ -297,10 +304,14 @@ def _stream_tails(events: list[LogEvent], lead: int) -> list[int]:
     return tail
 
 
-def _positions(events: list[LogEvent], indented: Sequence[LogEvent] | None) -> list[int]:
-    """Indexes of the records whose message is empty or begins with whitespace."""
+def _positions(events: list[LogEvent], indented: Sequence[LogEvent] | None, marked: Search | None) -> list[int]:
+    """Indexes of the marked records: message empty, beginning with whitespace, or ``marked``."""
     if indented is None:
-        return [index for index, event in enumerate(events) if not event.message or event.message[0].isspace()]
+        return [
+            index
+            for index, event in enumerate(events)
+            if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
+        ]
     positions: list[int] = []
     index = -1
     for event in indented:

@@ -1,12 +1,14 @@
-"""Built-in stack trace detectors: Java, Python, Go, Ruby, Node.js and .NET.
+"""Built-in stack trace detectors, one table per language.
 
-Each language is a small table: the rules that start a trace, and for each
-named state the rules a following line may match (``(regex, next state)``,
-``TENTATIVE`` for blank lines that only belong to the trace if it goes on).
-The formats are those the runtimes print for an uncaught exception and their
-usual logging libraries print for a caught one (``printStackTrace``,
-``traceback``, ``runtime`` panics, ``Exception#full_message``, V8 stacks,
-``Exception.ToString()``).
+Each language is a :class:`Language`: the rules that start a trace, and for
+each named state the rules a following line may match (``(regex, next
+state)``, ``TENTATIVE`` for lines that only belong to the trace if a later line
+continues it, ``END`` for the line a trace ends with). A line no rule of the
+trace's states takes ends the trace and may start the next one, so two traces
+back to back are two records. The formats are those the runtimes print for an
+uncaught exception and their usual logging libraries print for a caught one.
+The regexes are RE2 (Rust ``regex`` syntax, compiled once per machine): a new
+runtime is a new table, not code in the grouper.
 
 ``language_machine(["java", "python"])`` joins the tables into one
 :class:`Machine`; ``auto`` is every language at once.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import NamedTuple
 
 from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin
 
@@ -26,38 +29,76 @@ _BLANK = r"^\s*$"
 #: "java.lang.IllegalStateException: x", "TypeError: x", "Error [ERR_X]: x",
 #: 'Exception in thread "main" java.lang.StackOverflowError', "System.FormatException: x"
 _EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
-_AT_FRAME = r"^\s+at \S"
+#: JVM, V8 (``eval at``), .NET frames
+_AT_FRAME = r"^\s+(?:eval )?at \S"
+#: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
+_RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
 
-#: name -> (start rules, {state: rules}, lead); a rule is (regex, target state[, TENTATIVE]).
-#: ``lead``: how many lines a group may begin with before its first empty or
-#: indented line (see Machine.lead). The rules are written to keep to it (a
-#: Java or Python trace needs a frame after its first line, a Go panic a blank
-#: line before its goroutines, Node's source line joins only if a caret
-#: follows): the fast path relies on it.
-Table = tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]], int]
 
-LANGUAGES: dict[str, Table] = {
-    "java": (
+class Language(NamedTuple):
+    """One runtime's traces as data."""
+
+    #: (regex, state) rules a line may start a trace with
+    starts: list[tuple[str, ...]]
+    #: state -> the rules a following line may match
+    states: dict[str, list[tuple[str, ...]]]
+    #: a trace of two lines or more has a *marked* line (empty, indented, or
+    #: matching ``marks``) among its first ``lead + 1`` lines (see Machine.lead):
+    #: the fast path relies on it, and the rules are written to keep to it
+    lead: int
+    #: an RE2 regex of line beginnings that count as marked besides whitespace
+    #: (PHP and Dart frames begin with "#", a Rust panic's first line with "thread '")
+    marks: str = ""
+
+
+def _message_lines(prefix: str, count: int, then: list[tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
+    """``count`` states for the lines of a message before ``then``: each line is held as tentative."""
+    states: dict[str, list[tuple[str, ...]]] = {}
+    for number in range(count):
+        following = f"{prefix}{number + 1}" if number + 1 < count else None
+        states[f"{prefix}{number}"] = then + ([(r"", following, TENTATIVE)] if following else [])
+    return states
+
+
+LANGUAGES: dict[str, Language] = {
+    "java": Language(
         [(_EXCEPTION, "exception")],
         {
-            "exception": [(_AT_FRAME, "frames")],  # a trace has a frame before any cause
+            # a trace has a frame (or a nested exception) before any cause
+            "exception": [
+                (_AT_FRAME, "frames"),
+                (r"^\s*nested exception is:\s*$", "nested"),
+                (_BLANK, "exception", TENTATIVE),  # a blank line between the header and its first "at"
+            ],
+            "nested": [(r"(?:Exception|Error|Throwable)", "exception")],
             "frames": [
                 (_AT_FRAME, "frames"),
-                (r"^\s*(?:Caused by|Suppressed): \S", "frames"),
+                (r"^\s*(?:Caused by|Suppressed): \S", "cause"),
                 (r"^\s+\.\.\. \d+ (?:more|common frames omitted)$", "frames"),
+            ],
+            "cause": [
+                (_AT_FRAME, "frames"),
+                (r"^\s*(?:Caused by|Suppressed): \S", "cause"),
+                (r"^\s*nested exception is:\s*$", "nested"),
+                (r"^\s+\.\.\. \d+ (?:more|common frames omitted)$", "frames"),
+                (_BLANK, "cause", TENTATIVE),
             ],
         },
         1,
     ),
-    "python": (
+    "python": Language(
         [
             (r"^Traceback \(most recent call last\):$", "first"),
             (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "first"),
         ],
         {
             "first": [(r"^\s+\S", "traceback")],  # a traceback has a frame before its exception line
-            # frames, source lines, carets and the "| " lines of exception groups are indented
-            "traceback": [(r"^\s+\S", "traceback"), (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised")],
+            # frames, source lines, carets and the "| " lines of exception groups are
+            # indented; a new exception group's first line is not part of this one
+            "traceback": [
+                (r"^\s+(?:[^\s+]|\+[^ ]|\+ [^E])", "traceback"),
+                (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
+            ],
             "raised": [(_BLANK, "gap", TENTATIVE)],
             "gap": [
                 (_BLANK, "gap", TENTATIVE),
@@ -71,8 +112,12 @@ LANGUAGES: dict[str, Table] = {
         },
         1,
     ),
-    "go": (
-        [(r"^(?:panic|fatal error): ", "head")],
+    "go": Language(
+        [
+            (r"^(?:panic|fatal error): ", "head"),
+            # net/http's log line for a handler's panic, its goroutine right after
+            (r"http: panic serving \S+: ", "stacks"),
+        ],
         {
             "head": [
                 (r"^\[signal ", "head"),
@@ -98,28 +143,32 @@ LANGUAGES: dict[str, Table] = {
                 (r"^exit status \d+$", END),
             ],
         },
-        2,  # "panic: ...", "[signal ...]", then a blank line
+        1,  # "panic: x" or "[signal ...]" then a blank line; "http: panic serving" then "goroutine N"
+        marks=r"goroutine \d|\[signal ",
     ),
-    "ruby": (
+    "ruby": Language(
         [
             # /app/calc.rb:2:in `/': divided by 0 (ZeroDivisionError)   (also 'Integer#/' since 3.4)
             (r"^\S.*:\d+:in [`'][^`']*': ", "frames"),
-            # Rails: "ZeroDivisionError (divided by 0):"
-            (r"^[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "frames"),
+            # Rails: "ZeroDivisionError (divided by 0):", " NoMethodError (undefined method ...):"
+            (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
         ],
         {
             "frames": [
-                (r"^\s+from \S.*:\d+:in ", "frames"),
-                (r"^\s+\S+:\d+:in [`']", "frames"),
+                (_RUBY_FRAME, "frames"),
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
+                (_BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
             ],
+            "highlight": [(r"^\s+\S", "source", TENTATIVE)],
+            "source": [(r"^\s*\^+\s*$", "frames")],
+            "rails": [(_BLANK, "rails", TENTATIVE), (_RUBY_FRAME, "frames")],
         },
         1,
     ),
-    "nodejs": (
+    "nodejs": Language(
         [
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
-            (r"^\S+\.(?:[cm]?[jt]s|[jt]sx):\d+$", "header"),
+            (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
             (_EXCEPTION, "frames"),
         ],
         {
@@ -135,9 +184,10 @@ LANGUAGES: dict[str, Table] = {
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
-        3,  # "file.js:N", the source line, a caret at column 0, then a blank line
+        2,  # "file.js:N", the source line, then a caret (marked when at column 0)
+        marks=r"\^",
     ),
-    "dotnet": (
+    "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
         {
             "frames": [
@@ -148,25 +198,82 @@ LANGUAGES: dict[str, Table] = {
         },
         1,
     ),
+    "php": Language(
+        [
+            # "PHP Fatal error:  Uncaught Exception: boom in /app/x.php:3", "Fatal error: Uncaught ..."
+            (r"^(?:PHP )?(?:Fatal error|Parse error|Warning|Notice|Error):\s+Uncaught ", "head"),
+            # PHP 5: "exception 'Exception' with message 'x' in /app/x.php:5"
+            (r"^(?:PHP )?exception '[^']+' with message '", "head"),
+        ],
+        {
+            "head": [(r"^(?:PHP )?Stack trace:$", "frames")],
+            "frames": [
+                (r"^(?:PHP )?#\d+ \S", "frames"),  # "#0 /app/x.php(9): f()", "#2 {main}"
+                (r"^\s+thrown in \S.* on line \d+$", END),
+                (_BLANK, "gap", TENTATIVE),
+            ],
+            # a previous exception: a blank line, "Next RuntimeException: outer in ...", its stack
+            "gap": [(r"^Next \S+: ", "head")],
+        },
+        2,  # the header, "Stack trace:", then "#0"
+        marks=r"#",
+    ),
+    "dart": Language(
+        [(r"^Unhandled exception:$", "message0")],
+        {
+            # the message: one or several lines (a source line, carets, blank lines) before "#0"
+            **_message_lines("message", 8, [(r"^#0\s+\S", "frames")]),
+            "frames": [(r"^#\d+\s+\S", "frames"), (r"^<asynchronous suspension>$", "frames")],
+        },
+        0,
+        marks=r"#|Unhandled exception:$",
+    ),
+    "rust": Language(
+        [(r"^thread '[^']*'(?: \(\d+\))? panicked at ", "message0")],
+        {
+            **_message_lines(
+                "message",
+                8,
+                [(r"^note: run with `RUST_BACKTRACE=", END), (r"^stack backtrace:$", "backtrace")],
+            ),
+            "backtrace": [
+                (r"^\s+\d+: \S", "backtrace"),
+                (r"^\s+at \S", "backtrace"),
+                (r"^note: Some details are omitted", END),
+            ],
+        },
+        0,
+        marks=r"thread '",
+    ),
 }
+
+#: other names of a language (annotation values, ``languages``)
+ALIASES = {"javascript": "nodejs"}
 
 #: what ``mode: auto`` detects
 AUTO = tuple(LANGUAGES)
 
 
+def language_names() -> tuple[str, ...]:
+    """Every name a language may be given by: its own, and the aliases."""
+    return AUTO + tuple(ALIASES)
+
+
 def language_machine(languages: Iterable[str]) -> Machine:
     """One machine detecting the traces of every language named (a cached object per set)."""
-    return _build(tuple(sorted(set(languages))))
+    return _build(tuple(sorted({ALIASES.get(name, name) for name in languages})))
 
 
 @lru_cache(maxsize=None)
 def _build(languages: tuple[str, ...]) -> Machine:
     unknown = [name for name in languages if name not in LANGUAGES]
     if unknown or not languages:
-        raise ValueError(f"unknown language {unknown[0] if unknown else ''!r}; expected some of {', '.join(AUTO)}")
+        raise ValueError(
+            f"unknown language {unknown[0] if unknown else ''!r}; expected some of {', '.join(language_names())}"
+        )
     index: dict[tuple[str, str], int] = {}
     for name in languages:
-        for state in LANGUAGES[name][1]:
+        for state in LANGUAGES[name].states:
             index[name, state] = len(index)
     searches: dict[str, Search] = {}
 
@@ -177,27 +284,36 @@ def _build(languages: tuple[str, ...]) -> Machine:
         number = DONE if target == END else index[name, target]
         return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:])
 
-    starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name][0]]
+    start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
+    starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
     states: list[list[Rule]] = [[] for _ in index]
     for (name, state), number in index.items():
-        states[number] = [rule(name, spec) for spec in LANGUAGES[name][1][state]]
-    start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name][0])
-    lead = max(LANGUAGES[name][2] for name in languages)
-    return Machine(_any_of(list(start_patterns)), starts, states, lead=lead)
+        states[number] = [rule(name, spec) for spec in LANGUAGES[name].states[state]]
+    start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name].starts)
+    lead = max(LANGUAGES[name].lead for name in languages)
+    marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
+    at_start, anywhere = _any_of(list(start_patterns))
+    groups = [
+        (at_start, [r for r, spec in zip(starts, start_specs) if spec[0].startswith("^")]),
+        (anywhere, [r for r, spec in zip(starts, start_specs) if not spec[0].startswith("^")]),
+    ]
 
-
-def _any_of(patterns: list[str]) -> Search:
-    """One test for "some pattern matches": anchored ones tried once at the start of
-    the line (as one alternation inside an unanchored search they would be tried at
-    every position: ten times slower), the others as one search."""
-    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
-    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
-    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")")
-    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating)) if floating else None
-    if anywhere is None:
-        return at_start
-
-    def search(line: str) -> object:
+    def start_any(line: str) -> object:
         return at_start(line) or anywhere(line)
 
-    return search
+    return Machine(start_any, starts, states, lead=lead, marks=marks or None, start_groups=groups)
+
+
+def _never(line: str) -> None:
+    return None
+
+
+def _any_of(patterns: list[str]) -> tuple[Search, Search]:
+    """Two tests for "some pattern matches": the anchored ones tried once at the start
+    of the line (as one alternation inside an unanchored search they would be tried
+    at every position: ten times slower), and the others as one search."""
+    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
+    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
+    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")") if anchored else _never
+    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating)) if floating else _never
+    return at_start, anywhere

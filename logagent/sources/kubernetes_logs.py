@@ -269,6 +269,7 @@ class KubernetesLogsSource:
             return []
         state.grouper = self.multiline.grouper(machine) if machine is not None else None
         state.parser.count_indented = machine is not None and machine.lead is not None
+        state.parser.marks = machine.marks if machine is not None else None
         return current.flush(ctx) if current is not None else []
 
     def _batch(

@@ -49,7 +49,7 @@ class MultilineConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """
 
     mode: Literal["none", "auto", "pattern"] = "none"
-    languages: list[Literal["java", "python", "go", "ruby", "nodejs", "dotnet"]] | None = None
+    languages: list[Literal["java", "python", "go", "ruby", "nodejs", "javascript", "dotnet", "php", "dart", "rust"]] | None = None
     start_pattern: str | None = None
     condition_pattern: str | None = None
     condition_mode: Literal["continue_through", "continue_past", "halt_before", "halt_with"] | None = None

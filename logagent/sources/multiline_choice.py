@@ -3,7 +3,8 @@
 ``logagent.dev/multiline`` on a pod (the prefix of the exclusion label and
 annotation) overrides the source's setting for every container of the pod:
 ``none``, ``auto``, or one or more detector names separated by commas
-(``java``, ``python``, ``go``, ``ruby``, ``nodejs``, ``dotnet``). The source's
+(``java``, ``python``, ``go``, ``ruby``, ``nodejs`` or its alias
+``javascript``, ``dotnet``, ``php``, ``dart``, ``rust``). The source's
 ``timeout_ms``, ``max_lines`` and ``max_bytes`` still apply. Patterns cannot
 be set by annotation: a regex from every pod author would run on the agent's
 hot path. An invalid value is warned about (rate-limited) and ignored.
@@ -17,7 +18,7 @@ from logagent.kube.model import PodMeta
 from logagent.observe.ratelimit import warn_limited
 from logagent.parsers.multiline import MultilineGrouper, MultilineStats
 from logagent.parsers.multiline_machine import Machine, compile_user_pattern, pattern_machine
-from logagent.parsers.multiline_rules import AUTO, LANGUAGES, language_machine
+from logagent.parsers.multiline_rules import AUTO, language_machine, language_names
 from logagent.sources.kubernetes_logs_config import MultilineConfig
 
 log = structlog.get_logger(__name__)
@@ -48,9 +49,9 @@ def annotation_machine(value: str) -> Machine | None:
         return None
     if names == ["auto"]:
         return language_machine(AUTO)
-    unknown = [name for name in names if name not in LANGUAGES]
+    unknown = [name for name in names if name not in language_names()]
     if unknown or not names:
-        raise ValueError(f"expected none, auto or some of {', '.join(AUTO)}; got {value!r}")
+        raise ValueError(f"expected none, auto or some of {', '.join(language_names())}; got {value!r}")
     return language_machine(names)
 
 
