@@ -27,13 +27,19 @@ from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig
+from logagent.transforms.dedupe_config import DedupeConfig
 from logagent.transforms.route import RouteConfig
+from logagent.transforms.sample_config import SampleConfig
+from logagent.transforms.throttle_config import ThrottleConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
 TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
     "filter": FilterConfig,
     "route": RouteConfig,
     "parse_json": ParseJsonConfig,
+    "throttle": ThrottleConfig,
+    "sample": SampleConfig,
+    "dedupe": DedupeConfig,
 }
 SINK_KINDS: dict[str, type[msgspec.Struct]] = {
     "console": ConsoleSinkConfig,
@@ -44,7 +50,7 @@ SINK_KINDS: dict[str, type[msgspec.Struct]] = {
 }
 
 SourceConfig = KubernetesLogsConfig
-TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig]
+TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, ThrottleConfig, SampleConfig, DedupeConfig]
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
 
 

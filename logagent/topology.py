@@ -37,7 +37,10 @@ from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
+from logagent.transforms.dedupe import DedupeConfig, DedupeTransform
 from logagent.transforms.route import RouteConfig, RouteTransform
+from logagent.transforms.sample import SampleConfig, SampleTransform
+from logagent.transforms.throttle import ThrottleConfig, ThrottleTransform
 
 if TYPE_CHECKING:
     from logagent.sinks.console import ConsoleSinkConfig
@@ -55,6 +58,9 @@ TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
     FilterConfig: FilterTransform,
     RouteConfig: RouteTransform,
     ParseJsonConfig: ParseJsonTransform,
+    ThrottleConfig: ThrottleTransform,
+    SampleConfig: SampleTransform,
+    DedupeConfig: DedupeTransform,
 }
 
 #: (component id, config, the fd that stands for stdout in tests or None, data_dir) -> sink
