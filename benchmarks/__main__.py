@@ -24,6 +24,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "backends": ("benchmarks.backends", "elasticsearch, loki, opentelemetry sinks vs the http sink"),
     "multiline": ("benchmarks.multiline", "cost of multiline mode auto on lines without traces vs mode none"),
     "parse_json": ("benchmarks.parse_json", "throughput with parse_json on 300 B JSON messages vs without"),
+    "noisy-neighbour": ("benchmarks.noisy_neighbour", "a quiet pod's write-to-sink delay beside a pod writing flat out; throttle"),
+    "rate-transforms": ("benchmarks.rate_transforms", "throughput with throttle, sample, dedupe vs without, per CPU-second"),
 }
 
 
