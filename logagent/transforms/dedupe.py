@@ -22,6 +22,8 @@ from __future__ import annotations
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -53,6 +55,9 @@ class DedupeTransform(Transform):
             self.ignore = frozenset(map(parse_field_path, fields.ignore))
         elif fields is not None and fields.match is not None:
             self.match = tuple(map(parse_field_path, fields.match))
+        #: the match keys when all are top-level keys read column-wise (None: per record)
+        self._simple = tuple(p[0] for p in self.match) if all(len(p) == 1 and p[0] != "truncated"
+                                                              for p in self.match) else None
         self.capacity = config.cache.num_events
         timed = config.time_settings
         self.max_age_secs = timed.max_age_ms / 1000 if timed is not None else None
@@ -70,10 +75,12 @@ class DedupeTransform(Transform):
         events = batch.events
         total = len(events)
         self.events_in += total
-        entry = self._ignore_entry if self.ignore is not None else self._match_entry
-        seen = self._seen_timed if self.max_age_secs is not None else self._seen
-        now = self._clock() if self.max_age_secs is not None else 0.0
-        kept = [event for event in events if not seen(entry(event), now)]
+        entries = self._entries(batch)
+        if self.max_age_secs is not None:
+            seen, now = self._seen_timed, self._clock()
+            kept = [event for event, entry in zip(events, entries) if not seen(entry, now)]
+        else:
+            kept = self._first_seen(events, entries)
         dropped = total - len(kept)
         self.discarded["duplicate"] += dropped
         if not kept:
@@ -86,6 +93,22 @@ class DedupeTransform(Transform):
                                        batch.ctx_with_fields))]
 
     # -- the cache ----------------------------------------------------------------
+
+    def _first_seen(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
+        """The records whose entry is not in the cache (each remembered as the most recent)."""
+        cache = self._cache
+        capacity = self.capacity
+        move, evict = cache.move_to_end, cache.popitem
+        kept = []
+        for event, entry in zip(events, entries):
+            if entry in cache:
+                move(entry)
+                continue
+            cache[entry] = 0.0
+            if len(cache) > capacity:
+                evict(last=False)
+            kept.append(event)
+        return kept
 
     def _seen(self, entry: tuple[Any, ...], now: float) -> bool:
         """Remember ``entry`` as the most recent; True when it was there already."""
@@ -112,6 +135,27 @@ class DedupeTransform(Transform):
 
     # -- what is compared ----------------------------------------------------------
 
+    def _entries(self, batch: Batch) -> list[tuple[Any, ...]]:
+        """Each record's compared fields; column by column in C for records without their own fields."""
+        events = batch.events
+        if self.ignore is not None:
+            return list(map(self._ignore_entry, events))
+        if not self._simple or any(map(_FIELDS, events)):
+            return list(map(self._match_entry, events))
+        columns: list[Any] = []
+        for key in self._simple:
+            if key in _LINE_ATTRS:
+                column = list(map(_LINE_ATTRS[key], events))
+                if None in column:  # a record without it: missing, not null
+                    column = [MISSING if value is None else value for value in column]
+                columns.append(column)
+            elif batch.ctx is not None:
+                columns.append(repeat(_typed(batch.ctx.fields.get(key, MISSING))))
+            else:
+                per_ctx: dict[int, Any] = {}
+                columns.append([_context_value(per_ctx, event.ctx, key) for event in events])
+        return list(zip(*columns)) if columns else [()] * len(events)
+
     def _match_entry(self, event: LogEvent) -> tuple[Any, ...]:
         return tuple(_typed(_value_at(event, path)) for path in self.match)
 
@@ -122,6 +166,18 @@ class DedupeTransform(Transform):
             ((path, _typed(value)) for path, value in _leaves(event.to_dict(), ()) if path not in ignore),
             key=_path_order,
         ))
+
+
+_FIELDS = attrgetter("fields")
+#: per-line keys read straight from the event (a record with its own fields takes the per-record path)
+_LINE_ATTRS = {"message": attrgetter("message"), "stream": attrgetter("stream"), "timestamp": attrgetter("timestamp")}
+
+
+def _context_value(per_ctx: dict[int, Any], ctx: Any, key: str) -> Any:
+    value = per_ctx.get(id(ctx), per_ctx)
+    if value is per_ctx:
+        value = per_ctx[id(ctx)] = _typed(ctx.fields.get(key, MISSING))
+    return value
 
 
 def _value_at(event: LogEvent, path: FieldPath) -> Any:
