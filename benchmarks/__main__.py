@@ -27,6 +27,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "tap": ("benchmarks.tap", "throughput with a stalled or a reading tap client vs none"),
     "vrl-functions": ("benchmarks.vrl_functions", "CPU per call of the hot VRL functions vs the bare operation"),
     "remap": ("benchmarks.remap", "throughput with a remap program (context-only, JSON merge, deepflow) vs without"),
+    "noisy-neighbour": ("benchmarks.noisy_neighbour", "a quiet pod's write-to-sink delay beside a pod writing flat out; throttle"),
+    "rate-transforms": ("benchmarks.rate_transforms", "throughput with throttle, sample, dedupe vs without, per CPU-second"),
 }
 
 

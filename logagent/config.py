@@ -28,7 +28,10 @@ from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig
 from logagent.transforms.remap_config import RemapConfig
+from logagent.transforms.dedupe_config import DedupeConfig
 from logagent.transforms.route import RouteConfig
+from logagent.transforms.sample_config import SampleConfig
+from logagent.transforms.throttle_config import ThrottleConfig
 
 SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
 TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
@@ -36,6 +39,9 @@ TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
     "route": RouteConfig,
     "parse_json": ParseJsonConfig,
     "remap": RemapConfig,
+    "throttle": ThrottleConfig,
+    "sample": SampleConfig,
+    "dedupe": DedupeConfig,
 }
 SINK_KINDS: dict[str, type[msgspec.Struct]] = {
     "console": ConsoleSinkConfig,
@@ -46,7 +52,7 @@ SINK_KINDS: dict[str, type[msgspec.Struct]] = {
 }
 
 SourceConfig = KubernetesLogsConfig
-TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, RemapConfig]
+TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, RemapConfig, ThrottleConfig, SampleConfig, DedupeConfig]
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
 
 

@@ -39,7 +39,10 @@ from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
 from logagent.transforms.remap import RemapTransform
 from logagent.transforms.remap_config import RemapConfig
+from logagent.transforms.dedupe import DedupeConfig, DedupeTransform
 from logagent.transforms.route import RouteConfig, RouteTransform
+from logagent.transforms.sample import SampleConfig, SampleTransform
+from logagent.transforms.throttle import ThrottleConfig, ThrottleTransform
 
 if TYPE_CHECKING:
     from logagent.sinks.console import ConsoleSinkConfig
@@ -58,6 +61,9 @@ TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
     RouteConfig: RouteTransform,
     ParseJsonConfig: ParseJsonTransform,
     RemapConfig: RemapTransform,
+    ThrottleConfig: ThrottleTransform,
+    SampleConfig: SampleTransform,
+    DedupeConfig: DedupeTransform,
 }
 
 #: (component id, config, the fd that stands for stdout in tests or None, data_dir) -> sink

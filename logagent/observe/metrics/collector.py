@@ -37,9 +37,9 @@ from logagent.observe.ratelimit import RateLimitedLogger
 log = structlog.get_logger(__name__)
 
 #: every label name the metrics use (``le``: a histogram bucket); none of them identifies a pod or a file
-LABEL_NAMES = frozenset(
-    {"component_id", "component_kind", "resource", "verb", "status", "reason", "version", "result", "le"}
-)
+#: (``key`` is a throttle's key, only when its config asks for it, and capped per transform)
+LABEL_NAMES = frozenset({"component_id", "component_kind", "resource", "verb", "status", "reason", "version", "result",
+                         "le", "key"})
 
 #: a section of the exposition: (topology, reader) -> its families
 Section = Callable[[Any, AttributeReader], list[Metric]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from prometheus_client.metrics_core import CounterMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from logagent.observe.metrics.reading import COMPONENT_LABELS, AttributeReader, component_kind, counts, mapping
 
@@ -51,12 +51,6 @@ COMPONENT_COUNTERS = (
         {"source": "bytes_out", "transform": "bytes_out", "sink": "bytes_sent"},
         frozenset({"sink"}),
     ),
-    ComponentSpec(
-        "logagent_component_discarded_events",
-        "Events a component dropped on purpose (a filter's condition was false).",
-        {"transform": "events_dropped"},
-        frozenset(),
-    ),
 )
 
 
@@ -72,7 +66,40 @@ def component_families(topology: Any, read: AttributeReader) -> list[Metric]:
             if value is not None:
                 family.add_metric([cid, component_kind(component)], value)
         families.append(family)
+    families.extend(discarded_families(topology))
     return families
+
+
+def discarded_families(topology: Any) -> list[Metric]:
+    """Records transforms dropped on purpose, by reason; per key where a throttle is asked to."""
+    discarded = CounterMetricFamily(
+        "logagent_component_discarded_events",
+        "Events a transform dropped on purpose, by reason: filtered (a filter's condition was false), "
+        "throttled, sampled (not kept by sample), duplicate (dedupe).",
+        labels=[*COMPONENT_LABELS, "reason"],
+    )
+    by_key = CounterMetricFamily(
+        "logagent_component_discarded_events_by_key",
+        "Events a throttle dropped, per key (only with internal_metrics.emit_events_discarded_per_key; "
+        "at most 1000 keys per transform, the rest under key=\"_other\").",
+        labels=[*COMPONENT_LABELS, "key"],
+    )
+    keys = GaugeMetricFamily("logagent_throttle_keys", "Keys a throttle holds a budget for (active ones only).",
+                             labels=COMPONENT_LABELS)
+    for cid, transform in mapping(topology, "transforms").items():
+        kind = component_kind(transform)
+        dropped = getattr(transform, "events_dropped", None)
+        if isinstance(dropped, int):
+            discarded.add_metric([cid, kind, "filtered"], dropped)
+        for reason, count in counts(getattr(transform, "discarded", None)).items():
+            discarded.add_metric([cid, kind, str(reason)], count)
+        if getattr(transform, "per_key", False):
+            for key, count in counts(getattr(transform, "discarded_by_key", None)).items():
+                by_key.add_metric([cid, kind, str(key)], count)
+        held = getattr(transform, "held_keys", None)
+        if isinstance(held, int):
+            keys.add_metric([cid, kind], held)
+    return [discarded, by_key, keys]
 
 
 def transform_families(topology: Any, read: AttributeReader) -> list[Metric]:

@@ -1,0 +1,40 @@
+"""The ``sample`` transform's config (Vector's options), apart from its code so loading a config stays light."""
+
+from __future__ import annotations
+
+import msgspec
+
+from logagent.event import PER_LINE_KEYS
+from logagent.transforms.options import ConditionOption, check_condition, check_path, check_template
+
+
+class SampleConfig(msgspec.Struct, tag="sample", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    inputs: list[str]
+    #: keep 1 record in ``rate`` (the first, then every rate-th)
+    rate: int | None = None
+    #: keep this share of the records, 0 < ratio <= 1
+    ratio: float | None = None
+    #: a field path: records whose values hash alike are kept or dropped together
+    key_field: str | None = None
+    #: a template: each rendered value is sampled on its own counter
+    group_by: str | None = None
+    #: records matching this condition are always kept
+    exclude: ConditionOption | None = None
+    #: where a kept record gets the rate as text ("10", "0.13"); "" adds nothing
+    sample_rate_key: str = "sample_rate"
+
+    def validate(self) -> None:
+        if self.rate is not None and self.ratio is not None:
+            raise ValueError("rate: give either rate or ratio, not both")
+        if self.rate is None and self.ratio is None:
+            raise ValueError("rate: exactly one of rate or ratio is required")
+        if self.rate is not None and (isinstance(self.rate, bool) or not 0 < self.rate < 1 << 64):
+            raise ValueError(f"rate: must be a whole number above 0, got {self.rate}")
+        if self.ratio is not None and (isinstance(self.ratio, bool) or not 0 < self.ratio <= 1):
+            raise ValueError(f"ratio: must be above 0 and at most 1, got {self.ratio}")
+        check_path("key_field", self.key_field)
+        check_template("group_by", self.group_by)
+        check_condition("exclude", self.exclude)
+        path = check_path("sample_rate_key", self.sample_rate_key or None)
+        if path is not None and path[0] in PER_LINE_KEYS:
+            raise ValueError(f"sample_rate_key: {path[0]!r} is the record's own line field; choose another key")

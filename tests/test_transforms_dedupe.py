@@ -1,0 +1,138 @@
+"""dedupe against Vector's documented behaviour: default fields, match, ignore, types, missing fields, LRU, age."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+import pytest
+
+from logagent.acks import AckGroup, Batch
+from logagent.config import ConfigError, parse_config
+from logagent.event import FileContext, LogEvent
+from logagent.transforms.dedupe import DedupeTransform
+from logagent.transforms.dedupe_config import DedupeConfig
+
+CTX = FileContext({"file": "/var/log/pods/a_web_uid/c/0.log", "source_type": "kubernetes_logs",
+                   "kubernetes": {"pod_namespace": "a", "pod_name": "web"}})
+OTHER = FileContext({"file": "/var/log/pods/b_db_uid/c/0.log", "source_type": "kubernetes_logs",
+                     "kubernetes": {"pod_namespace": "b", "pod_name": "db"}})
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make(clock: FakeClock | None = None, **options: Any) -> DedupeTransform:
+    config = msgspec.convert({"type": "dedupe", "inputs": ["in"], **options}, DedupeConfig)
+    config.validate()
+    return DedupeTransform("dd", config, clock=clock or FakeClock())
+
+
+def record(message: str | None = "m", timestamp: str | None = "t1", ctx: FileContext = CTX,
+           fields: dict[str, Any] | None = None) -> LogEvent:
+    return LogEvent(message, "stdout", timestamp, ctx, False, fields)
+
+
+def kept(transform: DedupeTransform, events: list[LogEvent]) -> list[int]:
+    """Indices of the records passed on."""
+    done: list[bool] = []
+    out = transform.process(Batch(events, [AckGroup(on_done=lambda: done.append(True))], 10, None))
+    passed = {id(e) for _, b in out for e in b.events}
+    for _, b in out:
+        b.release()
+    assert done == [True]
+    return [i for i, e in enumerate(events) if id(e) in passed]
+
+
+@pytest.mark.parametrize(("options", "events", "expected"), [
+    # default fields: message, host, timestamp
+    ({}, [record(), record(), record("m", "t2"), record("n")], [0, 2, 3]),
+    ({}, [record(), record(ctx=OTHER)], [0]),  # other fields do not count
+    ({}, [record(fields={"host": "a"}), record(fields={"host": "b"}), record(fields={"host": "a"})], [0, 1]),
+    # match: only the listed fields; the name matters, the order of the fields in the record does not
+    ({"fields": {"match": ["kubernetes.pod_namespace"]}}, [record("x"), record("y"), record("z", ctx=OTHER)], [0, 2]),
+    ({"fields": {"match": ["matched1", "matched2"]}},
+     [record(fields={"matched1": "v"}), record(fields={"matched2": "v"})], [0, 1]),
+    ({"fields": {"match": ["a", "b"]}},
+     [record(fields={"a": 1, "b": 2}), record(fields={"b": 2, "a": 1})], [0]),
+    # missing differs from null; types count
+    ({"fields": {"match": ["v"]}},
+     [record(), record(fields={"v": None}), record(fields={"v": None}), record()], [0, 1]),
+    ({"fields": {"match": ["v"]}},
+     [record(fields={"v": "1"}), record(fields={"v": 1}), record(fields={"v": 1.0}), record(fields={"v": True}),
+      record(fields={"v": 1})], [0, 1, 2, 3]),
+    ({"fields": {"match": ["v"]}},
+     [record(fields={"v": {"x": 1, "y": 2}}), record(fields={"v": {"y": 2, "x": 1}}), record(fields={"v": [1, 2]})],
+     [0, 2]),
+    ({"fields": {"match": []}}, [record("a"), record("b")], [0]),
+    # ignore: every other leaf counts
+    ({"fields": {"ignore": ["timestamp"]}}, [record("m", "t1"), record("m", "t2"), record("m", "t3", OTHER)], [0, 2]),
+    ({"fields": {"ignore": ["timestamp", "kubernetes.pod_name", "file", "kubernetes.pod_namespace"]}},
+     [record(), record("m", "t9", OTHER)], [0]),
+    # an ignored path must name a leaf: ignoring the parent object ignores none of its fields (as in Vector)
+    ({"fields": {"ignore": ["timestamp", "kubernetes", "file"]}}, [record(), record("m", "t9", OTHER)], [0, 1]),
+    ({"fields": {"ignore": ["timestamp"]}},
+     [record(fields={"a": {"b": 1}}), record(fields={"a": {"b": 2}}), record(fields={"a": {"b": 1}})], [0, 1]),
+])
+def test_what_makes_a_duplicate(options: dict[str, Any], events: list[LogEvent], expected: list[int]) -> None:
+    assert kept(make(**options), events) == expected
+
+
+def test_cache_holds_the_most_recently_seen() -> None:
+    dd = make(cache={"num_events": 2})
+    assert kept(dd, [record("a"), record("b"), record("a")]) == [0, 1]  # a is used again: b is the oldest now
+    assert kept(dd, [record("c")]) == [0]  # evicts b
+    assert kept(dd, [record("a"), record("b")]) == [1]
+    assert dd.cached == 2 and dd.discarded["duplicate"] == 2
+
+
+def test_default_cache_is_5000_events() -> None:
+    dd = make()
+    assert kept(dd, [record(str(i)) for i in range(5001)]) == list(range(5001))
+    # "0" was evicted; taking it back evicts "1" in turn; "5000" is still there
+    assert kept(dd, [record("0"), record("1"), record("5000")]) == [0, 1]
+    assert dd.capacity == 5000
+
+
+@pytest.mark.parametrize(("refresh", "steps", "expected"), [
+    # (seconds later, message) -> passed?
+    (False, [(0, "a"), (0.5, "a"), (0.6, "a"), (0.1, "a")], [True, False, True, False]),
+    (True, [(0, "a"), (0.5, "a"), (0.6, "a"), (1.1, "a")], [True, False, False, True]),
+])
+def test_time_settings(refresh: bool, steps: list[tuple[float, str]], expected: list[bool]) -> None:
+    clock = FakeClock()
+    dd = make(clock, time_settings={"max_age_ms": 1000, "refresh_on_drop": refresh})
+    got = []
+    for after, message in steps:
+        clock.now += after
+        got.append(kept(dd, [record(message)]) == [0])
+    assert got == expected
+
+
+def test_dropped_records_keep_the_order_of_the_others() -> None:
+    dd = make(fields={"match": ["message"]})
+    events = [record(m) for m in "abacbdc"]
+    assert [events[i].message for i in kept(dd, events)] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"fields": {"match": ["a"], "ignore": ["b"]}}, "transforms.t.fields: give exactly one of match or ignore"),
+    ({"fields": {}}, "transforms.t.fields: give exactly one of match or ignore"),
+    ({"fields": {"match": ["a..b"]}}, "transforms.t.fields.match[0]:"),
+    ({"cache": {"num_events": 0}}, "transforms.t.cache.num_events: must be a whole number above 0"),
+    ({"cache": {"size": 3}}, "transforms.t.cache.size: unknown key"),
+    ({"time_settings": {"refresh_on_drop": True}}, "transforms.t.time_settings.max_age_ms: missing required key"),
+])
+def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> None:
+    body = json.dumps({"type": "dedupe", "inputs": ["pods"], **options})
+    text = ("kubernetes: {node_name: n}\nsources: {pods: {type: kubernetes_logs}}\n"
+            f"transforms:\n  t: {body}\nsinks: {{out: {{type: console, inputs: [t]}}}}\n")
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, {})
+    assert str(caught.value).startswith(message), str(caught.value)
