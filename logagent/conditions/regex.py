@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import TYPE_CHECKING, Any
 
-import re2
-from re2 import _re2
+if TYPE_CHECKING:
+    from re2 import _re2
 
 # Rust's Unicode \w: Alphabetic, marks, decimal digits, connector punctuation,
 # join controls. RE2 has no Alphabetic property: letters, letter numbers, and
@@ -60,10 +61,22 @@ _CASE_FLAG = re.compile(r"\(\?[a-zA-Z]*-?[a-zA-Z]*i")
 _CLASS_ESCAPES = frozenset("dDwWsSbBAzntrfva")
 _RE2_REASONS = {"missing )": "unclosed group", "unexpected )": "unopened group", "missing ]": "unclosed character class"}
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
-_OPTIONS.never_capture = True  # a yes/no answer needs no groups
-_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+#: (the RE2 binding, its options) once the first pattern is compiled: a config
+#: without regexes never loads the RE2 library (a few MB of resident memory)
+_RE2: tuple[Any, Any] | None = None
+
+
+def _re2_binding() -> tuple[Any, Any]:
+    global _RE2
+    if _RE2 is None:
+        import re2
+        from re2 import _re2 as binding
+
+        options = re2.Options()
+        options.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
+        options.never_capture = True  # a yes/no answer needs no groups
+        _RE2 = (binding, options)
+    return _RE2
 
 
 class RegexError(ValueError):
@@ -91,12 +104,13 @@ class Pattern:
         self.pattern = pattern
         self.required = required_literal(pattern)
         match, required = compiled.Match, self.required or ""
+        unanchored = _re2_binding()[0].RE2.Anchor.UNANCHORED
 
         def search(text: str) -> bool:
             if required not in text:
                 return False
             data = text.encode("utf-8", "surrogatepass")
-            return match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
+            return match(unanchored, data, 0, len(data))[0][0] >= 0
 
         self.search = search
 
@@ -108,7 +122,8 @@ def compile_regex(pattern: str) -> Pattern:
     """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
     rewritten = _Rewriter(pattern)
     text = rewritten.run()
-    compiled = _re2.RE2(text.encode("utf-8", "surrogatepass"), _OPTIONS)
+    binding, options = _re2_binding()
+    compiled = binding.RE2(text.encode("utf-8", "surrogatepass"), options)
     if not compiled.ok():
         raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
     return Pattern(pattern, compiled)
