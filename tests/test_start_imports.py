@@ -78,3 +78,29 @@ def test_multiline_auto_loads_the_tables(tmp_path: Path) -> None:
     write_lines(log_dir)
     config = offline_config(tmp_path, log_dir, extra="    multiline: {mode: auto}\n")
     assert loaded(modules_after_run(config), "logagent.parsers.multiline_rules")
+
+
+LIGHT_KUBE = """
+import json, sys
+from logagent.kube.k8s_import import import_kubernetes_asyncio
+config, Configuration, ApiClient = import_kubernetes_asyncio()
+before = sorted(sys.modules)
+conf = Configuration()
+conf.username, conf.password = "a", "b"
+token = conf.get_basic_auth_token()  # urllib3 runs now
+from kubernetes_asyncio.client.api_client import parse
+when = str(parse("2026-12-04T10:00:00Z"))  # dateutil's parser runs now
+print(json.dumps({"before": before, "token": token, "when": when}))
+"""
+
+
+def test_kubernetes_asyncio_is_imported_without_its_models_urllib3_or_dateutil_parser() -> None:
+    result = subprocess.run([sys.executable, "-c", LIGHT_KUBE], capture_output=True, cwd=REPO, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    report = json.loads(result.stdout)
+    before = set(report["before"])
+    assert not loaded(before, "kubernetes_asyncio.client.models.v1_pod")
+    assert "urllib3.util" not in before and "urllib3.poolmanager" not in before
+    assert "dateutil.parser._parser" not in before
+    assert report["token"] == "Basic YTpi"  # and both still work when used
+    assert report["when"] == "2026-12-04 10:00:00+00:00"
