@@ -41,6 +41,9 @@ SINKS = {
              " labels: {{namespace: '{{{{ kubernetes.pod_namespace }}}}', container: '{{{{ kubernetes.container_name }}}}'}}}}\n"),
     "opentelemetry": ("receivers.backends", ["--kind", "opentelemetry"],
                       "sinks:\n  out: {{type: opentelemetry, inputs: [pods], uri: '{base}/v1/logs'}}\n"),
+    "opentelemetry json": ("receivers.backends", ["--kind", "opentelemetry"],
+                           "sinks:\n  out: {{type: opentelemetry, inputs: [pods], uri: '{base}/v1/logs',"
+                           " encoding: json}}\n"),
 }
 
 

@@ -3,7 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--receiver count|check] [--profile DIR]
-                                        [--max-events N]
+                                        [--max-events N] [--levels 1 3 6]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
@@ -107,12 +107,16 @@ print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 CONTROL = "console, receiver busy"
 
 
-def sinks_for(max_events: int | None) -> dict[str, str]:
-    """``SINKS``, the http ones with ``batch.max_events`` set when it is given."""
+def sinks_for(max_events: int | None, levels: Sequence[int] = ()) -> dict[str, str]:
+    """``SINKS``, the http ones with ``batch.max_events`` set when it is given, and gzip/zstd at ``levels``."""
+    sinks = dict(SINKS)
+    for level in levels:
+        for codec in ("gzip", "zstd"):
+            sinks[f"http {codec} {level}"] = HTTP % f"{codec}, compression_level: {level}"
     if max_events is None:
-        return SINKS
+        return sinks
     batch = f"batch: {{{{max_events: {max_events}}}}}, compression:"
-    return {name: template.replace("compression:", batch) for name, template in SINKS.items()}
+    return {name: template.replace("compression:", batch) for name, template in sinks.items()}
 
 
 class BusyReceiver:
@@ -175,8 +179,10 @@ def main(argv: list[str] | None = None) -> int:
                              "check: it reads every body whole first (the method before 2026-12-03)")
     parser.add_argument("--profile", type=Path, help="also record py-spy profiles of the http variants here")
     parser.add_argument("--max-events", type=int, help="batch.max_events of the http sinks (default: the sink's)")
+    parser.add_argument("--levels", type=int, nargs="*", default=[],
+                        help="also gzip and zstd at these compression_level values (e.g. 1 3 6)")
     args = parser.parse_args(argv)
-    sinks = sinks_for(args.max_events)
+    sinks = sinks_for(args.max_events, args.levels)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
     receiver = busy = None

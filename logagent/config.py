@@ -191,7 +191,7 @@ def _convert_component(section: str, component_id: str, body: Any, kinds: dict[s
     kind = body.get("type")
     if kind is None:
         raise ConfigError(f"missing required key; expected one of {', '.join(kinds)}", f"{path}.type")
-    if kind not in kinds:
+    if not isinstance(kind, str) or kind not in kinds:  # a list or mapping is not hashable
         raise ConfigError(f"expected one of {', '.join(kinds)}, got {_show(kind)}", f"{path}.type")
     struct_type = kinds[kind]
     component = _convert(body, struct_type, path)

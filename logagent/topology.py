@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import structlog
 
+from logagent.startup_memory import release_startup_memory
 from logagent.acks import Batch
 from logagent.config import Config, ConfigError, component_error
 from logagent.files.checkpoints import CheckpointStore
@@ -336,6 +337,7 @@ class Topology:
         for cid in self.sources:  # no local left holding a source a reload may remove
             self.start_source_task(cid, self.sources[cid])
         log.info("started", sources=list(self.sources), sinks=list(self.sinks), once=once)
+        release_startup_memory()
         if once:
             await self._until_stopped(asyncio.gather(*self.source_tasks.values()))
             return

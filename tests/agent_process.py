@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import IO
 
+from tests.logwriter import SeqTracker
+
 REPO = Path(__file__).resolve().parent.parent
 
 EMPTY_SNAPSHOT = '{"apiVersion": "v1", "kind": "List", "items": []}'
@@ -143,6 +145,29 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+def complete_lines(output: bytes) -> list[bytes]:
+    """The complete lines of output a running agent is writing: what follows the last newline is left out.
+
+    The agent may be half-way through writing a record (a large write lands
+    in pieces), so a test that reads its output while it runs must only look
+    at lines that end in a newline; empty lines are left out too.
+    """
+    return [line for line in output[: output.rfind(b"\n") + 1].split(b"\n") if line.strip()]
+
+
+def read_complete_lines(path: Path) -> list[bytes]:
+    """``complete_lines`` of a file (none when it does not exist yet)."""
+    try:
+        return complete_lines(path.read_bytes())
+    except FileNotFoundError:
+        return []
+
+
+def read_records(path: Path) -> list[dict]:
+    """The JSON records of the complete lines of an output file a running agent writes."""
+    return [json.loads(line) for line in read_complete_lines(path)]
+
+
 def messages(output: bytes) -> list[str]:
     """The ``message`` of each JSON record the console sink wrote."""
     return [json.loads(line)["message"] for line in output.splitlines() if line.strip()]
@@ -151,6 +176,20 @@ def messages(output: bytes) -> list[str]:
 def seq_lines(output: bytes) -> list[bytes]:
     """The console records' messages in the form tests.logwriter.parse_line reads."""
     return [b"ts stdout F " + m.encode() for m in messages(output)]
+
+
+def wait_until_delivered(out_path: Path, expected: dict[str, int], agent: AgentProcess, timeout: float = 120.0) -> None:
+    """Wait (on the condition, not a clock) until the output's complete lines hold every expected line."""
+    tracker = SeqTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        tracker = SeqTracker()
+        tracker.add_all(seq_lines(b"\n".join(read_complete_lines(out_path))))
+        if tracker.missing(expected) == {}:
+            return
+        assert agent.proc.poll() is None, agent.stderr_path.read_text()[-2000:]
+        time.sleep(0.1)
+    raise AssertionError(f"not delivered within {timeout}s: {tracker.missing(expected)}")
 
 
 def env_without(*names: str) -> dict[str, str]:

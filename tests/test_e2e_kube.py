@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from logagent.config import parse_config
 from logagent.graph import check_graph, check_kubernetes
 from logagent.topology import Topology
 from apiserver_emulator import ApiServerEmulator
+from tests.agent_process import read_records
 from apiserver_emulator.objects import make_namespace, make_node, make_pod
 
 NODE = "node-1"
@@ -60,7 +60,7 @@ class RunningAgent:
         os.close(self.fd)
 
     def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.out_path.read_bytes().splitlines() if line.strip()]
+        return read_records(self.out_path)
 
     async def wait_for(self, predicate, timeout: float = 15.0) -> list[dict]:  # type: ignore[no-untyped-def]
         deadline = asyncio.get_running_loop().time() + timeout

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.agent_process import REPO, AgentProcess, offline_config
+from tests.agent_process import REPO, AgentProcess, complete_lines, offline_config
 from tests.test_multiline import FIXTURES, trace_lines, traces_in
 
 NODE = "node-a"
@@ -78,7 +78,7 @@ def snapshot(path: Path, annotations: dict[str, dict[str, str]]) -> Path:
 
 
 def records(output: bytes) -> list[dict]:
-    return [json.loads(line) for line in output.splitlines() if line.strip()]
+    return [json.loads(line) for line in complete_lines(output)]
 
 
 def of_pod(got: list[dict], name: str, stream: str) -> list[str]:

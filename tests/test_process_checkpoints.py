@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 from logagent.files.checkpoints import CheckpointStore
-from tests.agent_process import AgentProcess, offline_config, seq_lines
+from tests.agent_process import AgentProcess, offline_config, seq_lines, wait_until_delivered
 from tests.logwriter import LogWriter, SeqTracker
 
 LINE_BYTES = 120
@@ -124,6 +124,7 @@ def test_unwritable_data_dir_keeps_the_agent_running_and_recovers(tmp_path: Path
                 time.sleep(0.1)
             assert (data / "checkpoints.json").exists()
             agent.wait_for_log("checkpoint writes work again")
+            wait_until_delivered(out_path, {writer.source: writer.seq}, agent)
             agent.signal(signal.SIGTERM)
             assert agent.wait(timeout=30) == 0
         finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -13,7 +12,7 @@ import pytest
 
 from logagent.config import parse_config
 from logagent.reload import RestartNeeded, plan_reload
-from tests.agent_process import AgentProcess, offline_config
+from tests.agent_process import AgentProcess, offline_config, read_records
 
 LINE_BYTES = 100
 
@@ -32,7 +31,7 @@ def append(path: Path, lines: list[str]) -> None:
 
 
 def records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    return read_records(path)
 
 
 def wait_until(predicate, what: str, timeout: float = 60.0, agent: AgentProcess | None = None) -> None:  # type: ignore[no-untyped-def]

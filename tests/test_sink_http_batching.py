@@ -122,6 +122,21 @@ def test_compression_is_deterministic_so_retries_send_identical_bytes():
     assert len(make_compressor("zstd")(pieces)) < len(body) // 10  # the default level compresses
 
 
+def test_zstd_writes_one_frame_with_its_content_size_and_streams_large_bodies() -> None:
+    import zstandard
+
+    from logagent.sinks.http.compression import ZSTD_ONE_SHOT_BYTES
+
+    small = [b'{"message":"x %d"}\n' % n for n in range(1000)]
+    frame = zstd_compressor(1)(iter(small))
+    assert zstandard.frame_content_size(frame) == len(b"".join(small))
+    assert zstandard.ZstdDecompressor().decompress(frame) == b"".join(small)
+    large = [bytes([n % 251]) * 65536 for n in range(ZSTD_ONE_SHOT_BYTES // 65536 + 3)]
+    frame = zstd_compressor(1)(iter(large))  # streamed: one frame, its size not in the header
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == b"".join(large)
+    assert zstandard.get_frame_parameters(frame).content_size == zstandard.CONTENTSIZE_UNKNOWN
+
+
 def test_body_pieces_concatenate_to_the_body():
     parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(10) for i in (0, 1)]
     for encoding in ("ndjson", "json"):

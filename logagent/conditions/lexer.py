@@ -24,6 +24,7 @@ OP = "op"
 EOF = "eof"
 
 _FIELD = re.compile(r"[A-Za-z0-9_@]+")
+_DIGITS = frozenset("0123456789")  # str.isdigit() also takes "²" and other scripts' digits
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?[0-9][0-9_]*(\.[0-9_]*)?")
 _INDEX = re.compile(r"\[[ \t]*(-?[0-9]+)[ \t]*\]")
@@ -85,10 +86,10 @@ def tokenize(source: str) -> list[Token]:
             tokens.append(Token(REGEX if ch == "r" else STRING, text, start, pos))
         elif ch == "t" and source.startswith("'", pos + 1):
             raise error_at(source, pos, "timestamp literals t'...' are not supported in conditions")
-        elif ch.isdigit() or (ch == "-" and pos + 1 < n and source[pos + 1].isdigit()):
+        elif ch in _DIGITS or (ch == "-" and pos + 1 < n and source[pos + 1] in _DIGITS):
             tokens.append(_lex_number(source, pos))
             pos = tokens[-1].end
-        elif ch.isalpha() or ch == "_":
+        elif (ch.isascii() and ch.isalpha()) or ch == "_":  # identifiers are ASCII (VRL's)
             match = _IDENT.match(source, pos)
             assert match is not None
             pos = match.end()

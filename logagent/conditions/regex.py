@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import TYPE_CHECKING, Any
 
-from .re2_binding import UNANCHORED, NativeRegex, Options, compile_native
+if TYPE_CHECKING:
+    from .re2_binding import NativeRegex, Options
 
 # Rust's Unicode \w: Alphabetic, marks, decimal digits, connector punctuation,
 # join controls. RE2 has no Alphabetic property: letters, letter numbers, and
@@ -59,10 +61,22 @@ _CASE_FLAG = re.compile(r"\(\?[a-zA-Z]*-?[a-zA-Z]*i")
 _CLASS_ESCAPES = frozenset("dDwWsSbBAzntrfva")
 _RE2_REASONS = {"missing )": "unclosed group", "unexpected )": "unopened group", "missing ]": "unclosed character class"}
 
-_OPTIONS = Options()
-_OPTIONS.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
-_OPTIONS.never_capture = True  # a yes/no answer needs no groups
-_UNANCHORED = UNANCHORED
+#: (the binding module, options for yes/no searches) once the first pattern is
+#: compiled: a config without regexes never loads the RE2 library (a few MB of
+#: resident memory)
+_RE2: tuple[Any, Any] | None = None
+
+
+def _re2_binding() -> tuple[Any, Any]:
+    global _RE2
+    if _RE2 is None:
+        from . import re2_binding
+
+        options = re2_binding.Options()
+        options.log_errors = False  # RE2 would print parse errors to stderr, outside the agent's logs
+        options.never_capture = True  # a yes/no answer needs no groups
+        _RE2 = (re2_binding, options)
+    return _RE2
 
 
 class RegexError(ValueError):
@@ -90,12 +104,13 @@ class Pattern:
         self.pattern = pattern
         self.required = required_literal(pattern)
         match, required = compiled.Match, self.required or ""
+        unanchored = _re2_binding()[0].UNANCHORED
 
         def search(text: str) -> bool:
             if required not in text:
                 return False
             data = text.encode("utf-8", "surrogatepass")
-            return match(_UNANCHORED, data, 0, len(data))[0][0] >= 0
+            return match(unanchored, data, 0, len(data))[0][0] >= 0
 
         self.search = search
 
@@ -105,14 +120,14 @@ class Pattern:
 
 def compile_regex(pattern: str) -> Pattern:
     """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
-    return Pattern(pattern, compile_rust_pattern(pattern, _OPTIONS))
+    return Pattern(pattern, compile_rust_pattern(pattern, _re2_binding()[1]))
 
 
 def compile_rust_pattern(pattern: str, options: Options) -> NativeRegex:
     """A Rust-syntax regex rewritten for RE2 and compiled with ``options`` (the binding's object)."""
     rewritten = _Rewriter(pattern)
     text = rewritten.run()
-    compiled = compile_native(text, options)
+    compiled = _re2_binding()[0].compile_native(text, options)
     if not compiled.ok():
         raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
     return compiled

@@ -31,6 +31,13 @@ from typing import Any
 
 _PUBLIC_DUNDERS = frozenset({"__version__", "__project__", "__all__"})
 _HEAVY_PACKAGES = ("kubernetes_asyncio", "kubernetes_asyncio.client", "kubernetes_asyncio.client.models")
+#: imported by ``client.configuration`` at its top but used only for HTTP basic
+#: auth headers (``urllib3.util.make_headers``): deferred too (~1.2 MB of RSS)
+_DEFERRED_LIBRARIES = ("urllib3",)
+#: ``client.api_client`` does ``from dateutil.parser import parse`` for models'
+#: dates, which the agent never deserializes (it decodes with msgspec): the
+#: package is deferred and ``parse`` is a stand-in that loads it on first call (~0.8 MB)
+_DEFERRED_FUNCTIONS = (("dateutil.parser", "parse"),)
 
 
 def _is_submodule(package: ModuleType, name: str) -> bool:
@@ -64,11 +71,29 @@ def _deferred_package(name: str) -> ModuleType:
     return module
 
 
+def _deferred_function(module_name: str, attr: str) -> None:
+    """``module_name`` deferred, with ``attr`` a function that runs the module's code on its first call."""
+    module = _deferred_package(module_name)
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        if module.__dict__.get(attr) is stand_in:
+            del module.__dict__[attr]  # the deferred __getattr__ now runs the real module
+        return getattr(module, attr)(*args, **kwargs)
+
+    module.__dict__[attr] = stand_in
+
+
 def import_kubernetes_asyncio() -> tuple[Any, Any, Any]:
     """Return ``(config package, Configuration class, ApiClient class)``, light."""
     if "kubernetes_asyncio" not in sys.modules:
         for name in _HEAVY_PACKAGES:
             _deferred_package(name)
+        for name in _DEFERRED_LIBRARIES:
+            if name not in sys.modules and importlib.util.find_spec(name) is not None:
+                _deferred_package(name)
+        for name, attr in _DEFERRED_FUNCTIONS:
+            if name not in sys.modules and importlib.util.find_spec(name) is not None:
+                _deferred_function(name, attr)
         client = sys.modules["kubernetes_asyncio.client"]
         # kube_config does `from kubernetes_asyncio.client import ApiClient, Configuration`
         client.Configuration = importlib.import_module(

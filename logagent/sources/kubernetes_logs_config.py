@@ -61,8 +61,6 @@ class MultilineConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     def validate(self) -> None:
         """Raises ValueError("<key>: <reason>") with keys relative to ``multiline``."""
-        from logagent.parsers.multiline_machine import compile_user_pattern
-
         if self.timeout_ms < 1:
             raise ValueError("timeout_ms: expected at least 1")
         if self.max_lines < 1:
@@ -77,6 +75,8 @@ class MultilineConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
                 if getattr(self, key) is not None:
                     raise ValueError(f"{key}: only with mode: pattern")
             return
+        from logagent.parsers.multiline_machine import compile_user_pattern  # patterns only: no RE2 otherwise
+
         if self.start_pattern is None:
             raise ValueError("start_pattern: required with mode: pattern")
         if (self.condition_pattern is None) != (self.condition_mode is None):

@@ -18,7 +18,6 @@ from logagent.kube.model import PodMeta
 from logagent.observe.ratelimit import warn_limited
 from logagent.parsers.multiline import MultilineGrouper, MultilineStats
 from logagent.parsers.multiline_machine import Machine, compile_user_pattern, pattern_machine
-from logagent.parsers.multiline_rules import AUTO, language_machine, language_names
 from logagent.sources.kubernetes_logs_config import MultilineConfig
 
 log = structlog.get_logger(__name__)
@@ -29,6 +28,8 @@ MULTILINE_ANNOTATION = "logagent.dev/multiline"
 def config_machine(config: MultilineConfig) -> Machine | None:
     """The machine of a validated ``multiline`` config; None for ``mode: none``."""
     if config.mode == "auto":
+        from logagent.parsers.multiline_rules import AUTO, language_machine  # the tables: only when used
+
         return language_machine(config.languages or AUTO)
     if config.mode == "pattern":
         assert config.start_pattern is not None
@@ -44,6 +45,8 @@ def config_machine(config: MultilineConfig) -> Machine | None:
 
 def annotation_machine(value: str) -> Machine | None:
     """The machine an annotation value names; None for ``none``. Raises ValueError if invalid."""
+    from logagent.parsers.multiline_rules import AUTO, language_machine, language_names  # the tables: only when used
+
     names = [name.strip().lower() for name in value.split(",") if name.strip()]
     if names == ["none"]:
         return None

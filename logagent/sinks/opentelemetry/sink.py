@@ -11,6 +11,7 @@ import os
 from logagent.sinks.http.backend import BackendSink
 from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
 from logagent.sinks.opentelemetry.logs import LogsProtocol
+from logagent.sinks.opentelemetry.logs_json import JsonLogsProtocol
 
 __all__ = ["OpentelemetrySink", "OpentelemetrySinkConfig"]
 
@@ -21,7 +22,8 @@ class OpentelemetrySink(BackendSink):
     def __init__(self, component_id: str, config: OpentelemetrySinkConfig, *, data_dir: str | os.PathLike[str] | None = None) -> None:
         config.validate()
         self.backend_config = config
-        self.logs = LogsProtocol(config.encoding, config.severity_paths())
+        paths = config.severity_paths()
+        self.logs = JsonLogsProtocol(paths) if config.encoding == "json" else LogsProtocol(config.encoding, paths)
         super().__init__(component_id, config.http_config(config.uri), self.logs, data_dir=data_dir)
 
     @property
