@@ -5,10 +5,9 @@ the pods' watch-list decoded, regexes compiled and dropped). Python frees
 them, but the C allocator keeps the freed pages in its arenas: in an idle
 agent that is a few MB of resident memory that nothing will use again.
 After the first metadata sync, :func:`release_startup_memory` collects
-garbage, moves what survived into the permanent generation (``gc.freeze``:
-later collections do not walk the module objects again, and copy-on-write
-pages stay shared) and asks glibc to return free pages (``malloc_trim``).
-Without glibc (musl) the trim is skipped.
+garbage and asks glibc to return free pages (``malloc_trim``). Without glibc
+(musl) the trim is skipped. (No ``gc.freeze``: a component a reload removes
+must still be collectable, and frozen objects never are.)
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ def _malloc_trim() -> bool:
 
 
 def release_startup_memory() -> bool:
-    """Collect, freeze and trim; whether the allocator was asked to return pages."""
+    """Collect and trim; whether the allocator was asked to return pages."""
     gc.collect()
-    gc.freeze()
     return _malloc_trim()

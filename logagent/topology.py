@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import structlog
@@ -35,86 +34,10 @@ from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
+from logagent.builders import INBOX_BYTES, INBOX_EVENTS, build_sink, build_transform, new_inbox, sink_kind  # noqa: F401  (re-exported)
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
-from logagent.transforms.filter import FilterConfig, FilterTransform
-from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
-from logagent.transforms.remap import RemapTransform
-from logagent.transforms.remap_config import RemapConfig
-from logagent.transforms.dedupe import DedupeConfig, DedupeTransform
-from logagent.transforms.route import RouteConfig, RouteTransform
-from logagent.transforms.sample import SampleConfig, SampleTransform
-from logagent.transforms.throttle import ThrottleConfig, ThrottleTransform
-
-if TYPE_CHECKING:
-    from logagent.sinks.console import ConsoleSinkConfig
 
 log = structlog.get_logger(__name__)
-
-#: per sink inbox budget
-INBOX_EVENTS = 20_000
-INBOX_BYTES = 8 << 20
-
-# ---------------------------------------------------------------- builders
-# One line per component kind: transforms by config Struct type, sinks by kind.
-
-TRANSFORM_BUILDERS: dict[type, Callable[[str, Any], Transform]] = {
-    FilterConfig: FilterTransform,
-    RouteConfig: RouteTransform,
-    ParseJsonConfig: ParseJsonTransform,
-    RemapConfig: RemapTransform,
-    ThrottleConfig: ThrottleTransform,
-    SampleConfig: SampleTransform,
-    DedupeConfig: DedupeTransform,
-}
-
-#: (component id, config, the fd that stands for stdout in tests or None, data_dir) -> sink
-SinkBuilder = Callable[[str, Any, int | None, str | None], Sink]
-
-
-def _console(component_id: str, config: ConsoleSinkConfig, stdout_fd: int | None, data_dir: str | None) -> Sink:
-    from logagent.sinks.console import ConsoleSink
-
-    return ConsoleSink(component_id, config, fd=stdout_fd if config.target == "stdout" else None)
-
-
-def _http_based(module: str, class_name: str) -> SinkBuilder:
-    """The builder of a sink on the HTTP machinery, whose module is imported on first use."""
-
-    def build(component_id: str, config: Any, stdout_fd: int | None, data_dir: str | None) -> Sink:
-        sink_class = getattr(importlib.import_module(module), class_name)
-        return sink_class(component_id, config, data_dir=data_dir)  # type: ignore[no-any-return]
-
-    return build
-
-
-#: sink kind (its config's ``type`` tag, as in ``config.SINK_KINDS``) -> builder. A sink's
-#: module is imported when a config first uses it, so an agent without HTTP-based sinks
-#: never loads the HTTP sink machinery, the backend protocols or the protobuf classes.
-SINK_BUILDERS: dict[str, SinkBuilder] = {
-    "console": _console,
-    "http": _http_based("logagent.sinks.http.sink", "HttpSink"),
-    "elasticsearch": _http_based("logagent.sinks.elasticsearch.sink", "ElasticsearchSink"),
-    "loki": _http_based("logagent.sinks.loki.sink", "LokiSink"),
-    "opentelemetry": _http_based("logagent.sinks.opentelemetry.sink", "OpentelemetrySink"),
-}
-
-
-def build_transform(component_id: str, config: Any) -> Transform:
-    return TRANSFORM_BUILDERS[type(config)](component_id, config)
-
-
-def sink_kind(config: msgspec.Struct) -> str:
-    """A sink config's kind: the ``type`` tag its Struct is decoded by."""
-    return str(type(config).__struct_config__.tag)
-
-
-def build_sink(component_id: str, config: Any, stdout_fd: int | None = None, data_dir: str | None = None) -> Sink:
-    return SINK_BUILDERS[sink_kind(config)](component_id, config, stdout_fd, data_dir)
-
-
-def new_inbox() -> BatchQueue:
-    return BatchQueue(INBOX_EVENTS, INBOX_BYTES)
-
 
 # ---------------------------------------------------------------- metadata hub
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from logagent.config import SINK_KINDS, parse_config
-from logagent.topology import SINK_BUILDERS, build_sink, sink_kind
+from logagent.builders import SINK_BUILDERS, build_sink, sink_kind
 
 #: modules of the HTTP-based sinks (and what only they need), which a console-only agent never uses
 HTTP_SINK_MODULES = (

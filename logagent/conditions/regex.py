@@ -67,7 +67,7 @@ _RE2_REASONS = {"missing )": "unclosed group", "unexpected )": "unopened group",
 _RE2: tuple[Any, Any] | None = None
 
 
-def _re2_binding() -> tuple[Any, Any]:
+def _native() -> tuple[Any, Any]:
     global _RE2
     if _RE2 is None:
         from . import re2_binding
@@ -104,7 +104,7 @@ class Pattern:
         self.pattern = pattern
         self.required = required_literal(pattern)
         match, required = compiled.Match, self.required or ""
-        unanchored = _re2_binding()[0].UNANCHORED
+        unanchored = _native()[0].UNANCHORED
 
         def search(text: str) -> bool:
             if required not in text:
@@ -120,14 +120,14 @@ class Pattern:
 
 def compile_regex(pattern: str) -> Pattern:
     """Compile a Rust-syntax regex with RE2; :class:`RegexError` names what is wrong and where."""
-    return Pattern(pattern, compile_rust_pattern(pattern, _re2_binding()[1]))
+    return Pattern(pattern, compile_rust_pattern(pattern, _native()[1]))
 
 
 def compile_rust_pattern(pattern: str, options: Options) -> NativeRegex:
     """A Rust-syntax regex rewritten for RE2 and compiled with ``options`` (the binding's object)."""
     rewritten = _Rewriter(pattern)
     text = rewritten.run()
-    compiled = _re2_binding()[0].compile_native(text, options)
+    compiled = _native()[0].compile_native(text, options)
     if not compiled.ok():
         raise rewritten.re2_error(compiled.error().decode("utf-8", "replace"), text)
     return compiled
