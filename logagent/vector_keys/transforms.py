@@ -1,0 +1,8 @@
+"""Vector's documented keys of the transforms logagent implements, with their status here."""
+
+from __future__ import annotations
+
+from logagent.vector_keys.model import VectorKey
+
+#: component type (for globals: "global") -> its Vector keys
+TRANSFORMS_KEYS: dict[str, tuple[VectorKey, ...]] = {}
