@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from logagent.queue import BatchQueue
+from logagent.queue import BatchQueue, DroppingQueue
 from logagent.sinks.base import Sink
 from logagent.transforms.base import Transform
 from logagent.transforms.dedupe_config import DedupeConfig
@@ -100,5 +100,11 @@ def build_sink(component_id: str, config: Any, stdout_fd: int | None = None, dat
     return SINK_BUILDERS[sink_kind(config)](component_id, config, stdout_fd, data_dir)
 
 
-def new_inbox() -> BatchQueue:
-    return BatchQueue(INBOX_EVENTS, INBOX_BYTES)
+def new_inbox(config: Any = None) -> BatchQueue:
+    """A sink's inbox: sized and dropping or not as its ``buffer`` says (the default inbox without one)."""
+    buffer = getattr(config, "buffer_config", None)
+    if buffer is None or buffer.type == "disk":  # the files on disk are the disk buffer
+        return BatchQueue(INBOX_EVENTS, INBOX_BYTES)
+    events = buffer.max_events or INBOX_EVENTS
+    size = buffer.max_size or INBOX_BYTES
+    return (DroppingQueue if buffer.drops else BatchQueue)(events, size)

@@ -81,6 +81,7 @@ async def _run(config: object, *, once: bool, config_path: str, watch_config: bo
     from logagent.kube.client import KubeConfigError
     from logagent.kube.snapshot import SnapshotError
     from logagent.sinks.console import SinkClosed
+    from logagent.sinks.healthcheck import Unhealthy
     from logagent.topology import Topology
 
     topology = Topology(config)  # type: ignore[arg-type]
@@ -113,6 +114,9 @@ async def _run(config: object, *, once: bool, config_path: str, watch_config: bo
         return EXIT_CONFIG
     except ConfigError as exc:
         log.error("invalid config", error=str(exc))
+        return EXIT_CONFIG
+    except Unhealthy as exc:  # Vector stops the start with its config status too
+        log.error("sinks unhealthy; not starting", error=str(exc))
         return EXIT_CONFIG
     except SinkClosed:
         return EXIT_RUNTIME

@@ -19,6 +19,7 @@ import msgspec
 import yaml
 
 from logagent.kube.config import KubernetesConfig
+from logagent.sinks.common_config import HealthchecksConfig
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
 from logagent.sinks.http.config import HttpSinkConfig
@@ -79,6 +80,7 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     kubernetes: KubernetesConfig = msgspec.field(default_factory=KubernetesConfig)
     api: ApiConfig = msgspec.field(default_factory=ApiConfig)
     shutdown_grace_secs: float = 25.0
+    healthchecks: HealthchecksConfig = msgspec.field(default_factory=HealthchecksConfig)
     sources: dict[str, SourceConfig] = msgspec.field(default_factory=dict)
     transforms: dict[str, TransformConfig] = msgspec.field(default_factory=dict)
     sinks: dict[str, SinkConfig] = msgspec.field(default_factory=dict)
@@ -310,6 +312,8 @@ def _literal_choices(tp: Any) -> tuple[Any, ...]:
     tp = _unwrap(tp)
     if typing.get_origin(tp) is Literal:
         return typing.get_args(tp)
+    if typing.get_origin(tp) in (Union, types.UnionType):  # a short form beside a mapping (encoding: json)
+        return tuple(c for arg in typing.get_args(tp) for c in _literal_choices(arg))
     return ()
 
 

@@ -83,3 +83,28 @@ class BatchQueue:
 
     def fill_ratio(self) -> float:
         return max(self.events / self.max_events, self.nbytes / self.max_bytes)
+
+
+class DroppingQueue(BatchQueue):
+    """A sink's inbox with Vector's ``when_full: drop_newest``: a batch that finds it full is dropped.
+
+    The dropped batch is counted (``dropped_events``, ``dropped_batches``) and
+    released at once, so its files' checkpoints move on as if it had been
+    delivered: dropping is the user's choice, and reading it again would
+    only drop it again.
+    """
+
+    def __init__(self, max_events: int = 10_000, max_bytes: int = 8 << 20) -> None:
+        super().__init__(max_events, max_bytes)
+        self.dropped_events = 0
+        self.dropped_batches = 0
+
+    async def put(self, batch: Batch) -> None:
+        if self._closed:
+            raise QueueClosed
+        if self._full():
+            self.dropped_events += len(batch.events)
+            self.dropped_batches += 1
+            batch.release()
+            return
+        await super().put(batch)

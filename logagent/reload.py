@@ -211,7 +211,7 @@ def _swap(topology: Topology, plan: Plan, transforms: dict[str, Any], sinks: dic
     topology.transforms = {cid: transforms[cid] if cid in transforms else topology.transforms[cid] for cid in new.transforms}
     for cid, sink in sinks.items():
         topology.sinks[cid] = sink
-        topology.inboxes[cid] = new_inbox()
+        topology.inboxes[cid] = new_inbox(new.sinks[cid])
         topology.start_sink_task(cid, sink, topology.inboxes[cid], after=replaced.get(cid))
     topology.sinks = {cid: topology.sinks[cid] for cid in new.sinks}
     topology.inboxes = {cid: topology.inboxes[cid] for cid in new.sinks}

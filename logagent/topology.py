@@ -34,6 +34,7 @@ from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
+from logagent.sinks.healthcheck import Unhealthy, run_healthchecks
 from logagent.builders import INBOX_BYTES, INBOX_EVENTS, build_sink, build_transform, new_inbox, sink_kind  # noqa: F401  (re-exported)
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 
@@ -192,7 +193,7 @@ class Topology:
         self.sources = {cid: self.build_source(cid, cfg) for cid, cfg in config.sources.items()}
         self.transforms = {cid: build_transform(cid, cfg) for cid, cfg in config.transforms.items()}
         self.sinks = {cid: build_sink(cid, cfg, stdout_fd, config.data_dir) for cid, cfg in config.sinks.items()}
-        self.inboxes = {cid: new_inbox() for cid in self.sinks}
+        self.inboxes = {cid: new_inbox(config.sinks[cid]) for cid in self.sinks}
         self.wiring = wire(config, self.transforms, self.inboxes)
         #: coroutines run beside the sources (the config reloader), cancelled first at shutdown
         self.companions: list[Callable[[], Awaitable[None]]] = []
@@ -239,7 +240,9 @@ class Topology:
             await self.hub.start()
         try:
             await self.start_sinks(self.sinks)
-        except ConfigError:
+            if self.config.healthchecks.enabled:
+                await self._healthchecks()
+        except (ConfigError, Unhealthy):
             if self.hub is not None:
                 await self.hub.stop()
             raise
@@ -280,6 +283,16 @@ class Topology:
                         await done.stop()
                 raise component_error(f"sinks.{cid}", str(exc)) from None
             started.append(sink)
+
+    async def _healthchecks(self) -> None:
+        """Vector's start-up healthchecks; with ``require_healthy`` a failure stops the sinks and raises ``Unhealthy``."""
+        try:
+            await run_healthchecks(self.sinks, self.config.sinks, self.config.healthchecks.require_healthy)
+        except Unhealthy:
+            for sink in self.sinks.values():
+                with contextlib.suppress(Exception):
+                    await sink.stop()
+            raise
 
     def start_sink_task(self, cid: str, sink: Sink, inbox: BatchQueue, *, after: asyncio.Task[Any] | None = None) -> None:
         """Run ``sink`` on ``inbox`` (once ``after``, the drain of the sink it replaces, is over)."""

@@ -73,6 +73,20 @@ class BackendReceiver(Receiver):
     item_status: ItemStatus | None = None
     #: (rejected_log_records, error_message) for every OTLP answer
     reject_otlp: tuple[int, str] | None = None
+    #: what ``GET /`` reports as Elasticsearch's version
+    es_version: str = "8.11.1"
+
+    def probe_answer(self, request: web.Request) -> web.Response:
+        """Elasticsearch's ``GET /`` (its version) and ``/_cluster/health``, Loki's ``/ready``."""
+        if self.health_status != 200:
+            return web.Response(status=self.health_status, text="unavailable")
+        if self.kind == "elasticsearch" and request.path == "/":
+            return web.json_response({"name": "receiver", "version": {"number": self.es_version}})
+        if self.kind == "elasticsearch" and request.path == "/_cluster/health":
+            return web.json_response({"status": "green"})
+        if self.kind == "loki" and request.path == "/ready":
+            return web.Response(text="ready")
+        return web.Response(status=404, text="not found")
 
     async def _answer(self, request: web.Request, entry: Received, body: bytes) -> web.StreamResponse:
         if self.plan or self._standing_rule(body) is not None or self._gate is not None:

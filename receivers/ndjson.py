@@ -56,6 +56,8 @@ class Received:
     status: int | None = None  # None: no answer (reset, or answer sent after a timeout)
     #: records counted while the body streamed in (count-only receivers); None: count the body
     counted: int | None = None
+    #: the URL's query string
+    query: str = ""
 
     def records(self) -> list[dict[str, Any]]:
         """The body decoded as ndjson or as a JSON array, by Content-Type."""
@@ -81,6 +83,9 @@ class Receiver:
     accepted_records: int = 0
     accepted_bytes: int = 0
     ssl_context: ssl.SSLContext | None = None
+    #: the status of answers to GET (healthchecks), which are recorded in ``probes``, not ``received``
+    health_status: int = 200
+    probes: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._random: tuple[random.Random, float, list[Action]] | None = None
@@ -177,6 +182,9 @@ class Receiver:
         return "ok"
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if request.method == "GET":
+            self.probes.append((request.path, dict(request.headers)))
+            return self.probe_answer(request)
         encoding = request.headers.get("Content-Encoding")
         counted: int | None = None
         try:
@@ -189,7 +197,8 @@ class Receiver:
         except (LookupError, ValueError, OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
             return web.Response(status=415 if isinstance(exc, LookupError) else 400, text=str(exc))
         entry = Received(
-            request.method, request.path, dict(request.headers), body if self.keep_bodies else b"", size, counted=counted
+            request.method, request.path, dict(request.headers), body if self.keep_bodies else b"", size, counted=counted,
+            query=request.query_string,
         )
         self.received.append(entry)
         self.in_handler += 1
@@ -200,6 +209,10 @@ class Receiver:
         finally:
             self.in_handler -= 1
             await self._notify()
+
+    def probe_answer(self, request: web.Request) -> web.Response:
+        """The answer to a GET: ``health_status``, with an empty JSON object."""
+        return web.json_response({}, status=self.health_status)
 
     async def _answer(self, request: web.Request, entry: Received, body: bytes) -> web.StreamResponse:
         if self._barrier is not None:

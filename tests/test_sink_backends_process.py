@@ -98,7 +98,7 @@ BAD = [
     ("loki", "    endpoint: http://loki\n    structured_metadata: {trace: '{{ trace_id }}'}\n",
      "sinks.out.structured_metadata.trace: no source gives a field trace_id"),
     ("loki", "    endpoint: http://loki\n    encoding: {codec: logfmt}\n",
-     'sinks.out.encoding.codec: expected one of json, text, got "logfmt"'),
+     'sinks.out.encoding.codec: logfmt is not supported: records are nested objects; use json'),
     ("opentelemetry", "    encoding: protobuf\n", "sinks.out.uri: missing required key"),
     ("opentelemetry", "    uri: http://c:4318/v1/logs\n    encoding: grpc\n",
      'sinks.out.encoding: expected one of protobuf, json, got "grpc"'),

@@ -22,10 +22,12 @@ import msgspec
 import structlog
 
 from logagent.acks import Batch
-from logagent.encoding import encode_ndjson_parts, encode_text
+from logagent.encoding import encode_json, encode_ndjson_parts, encode_text
 from logagent.observe.latency import DeliveryLatency
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
+from logagent.sinks.common_config import CodecEncoding, CommonSinkOptions, FramingConfig, check_fields
+from logagent.sinks.shaping import shaper_for
 
 log = structlog.get_logger(__name__)
 
@@ -35,10 +37,28 @@ _WRITE_BYTES = 1 << 20
 _IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024)
 
 
-class ConsoleSinkConfig(msgspec.Struct, tag="console", tag_field="type", forbid_unknown_fields=True, kw_only=True):
-    inputs: list[str]
-    encoding: Literal["json", "text"] = "json"
+class ConsoleSinkConfig(CommonSinkOptions, tag="console", tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    #: ours: ``json`` or ``text``; or Vector's mapping (``codec``, ``only_fields`` ...)
+    encoding: Literal["json", "text"] | CodecEncoding = "json"
     target: Literal["stdout", "stderr"] = "stdout"
+    framing: FramingConfig | None = None
+
+    @property
+    def codec(self) -> str:
+        encoding = self.encoding
+        return encoding if isinstance(encoding, str) else encoding.checked_codec(("json", "text"))
+
+    @property
+    def pretty(self) -> bool:
+        return not isinstance(self.encoding, str) and self.encoding.json.pretty
+
+    def validate(self) -> None:
+        self.validate_common()
+        if self.healthcheck_config.uri is not None:
+            raise ValueError("healthcheck.uri: the console has no destination to check")
+        self.codec  # noqa: B018 - raises ValueError for a codec the console cannot write
+        if not isinstance(self.encoding, str):
+            check_fields(self.encoding)
 
 
 class SinkClosed(Exception):
@@ -52,7 +72,9 @@ class ConsoleSink(Sink):
         super().__init__(component_id)
         self.config = config
         self.fd = fd if fd is not None else (1 if config.target == "stdout" else 2)
-        self._json = config.encoding == "json"
+        self._json = config.codec == "json"
+        self._pretty = config.pretty
+        self._shaper = shaper_for(None if isinstance(config.encoding, str) else config.encoding)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"console-{component_id}")
         self._inline = _never_blocks(self.fd)
         self.events_in = 0
@@ -91,9 +113,14 @@ class ConsoleSink(Sink):
                 self.delivery_latency.observe_events(b.events)
 
     def _render(self, batches: list[Batch]) -> list[bytes]:
+        events = chain.from_iterable(b.events for b in batches)
+        if self._shaper:
+            events = map(self._shaper, events)  # type: ignore[assignment]
+        if self._pretty:
+            return [msgspec.json.format(encode_json(event), indent=2) + b"\n" for event in events]
         if self._json:
-            return encode_ndjson_parts(chain.from_iterable(b.events for b in batches))
-        lines = [encode_text(event) for b in batches for event in b.events]
+            return encode_ndjson_parts(events)
+        lines = [encode_text(event) for event in events]
         lines.append(b"")
         return [b"\n".join(lines)]
 

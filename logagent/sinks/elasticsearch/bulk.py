@@ -30,7 +30,8 @@ from logagent.sinks.http.records import encode_record
 from logagent.sinks.elasticsearch.config import Action, DataStreamNames
 from logagent.sinks.http.protocol import HttpProtocol, Outcome
 from logagent.sinks.http.runs import TIMESTAMP, of_one_file
-from logagent.sinks.templates import Template
+from logagent.sinks.shaping import Shaper
+from logagent.sinks.templates import FieldPath, Template, lookup
 
 _encode = msgspec.json.Encoder().encode
 
@@ -68,23 +69,40 @@ class BulkProtocol(HttpProtocol):
     reads_answer = True
     parts_per_record = 3
 
-    def __init__(self, index: Template, action: Action, data_stream: bool) -> None:
+    def __init__(
+        self,
+        index: Template,
+        action: Action,
+        data_stream: bool,
+        *,
+        id_key: FieldPath | None = None,
+        shaper: Shaper | None = None,
+    ) -> None:
         self.index = index
         self.action = action
         self.data_stream = data_stream
-        self._action_head = b'{"' + action.encode() + b'":{"_index":'
-        #: an index that reads no per-line field renders alike for a file context and time key
-        self._cacheable = not any(path[0] in PER_LINE_KEYS for path in index.paths)
+        self.id_key = id_key
+        #: the document's shaping (encoding options, the ``id_key`` field removed); None: as it came
+        self.shaper = shaper or None
         #: file context -> (time key its index was rendered for, action line or refusal)
         self._action_lines: dict[Hashable, tuple[str, bytes]] = {}
+        self.set_doc_type(None)
+        #: an index that reads no per-line field renders alike for a file context and time key
+        self._cacheable = not any(path[0] in PER_LINE_KEYS for path in index.paths)
         #: refused records handed out and not yet seen by ``interpret``
         self._refused_outstanding = 0
         self._refusal = _REFUSED + _encode(f"bulk.index {index.text!r}: a field it names is missing or not a value") + b"\n"
         self._log = structlog.get_logger(__name__)
 
+    def set_doc_type(self, doc_type: str | None) -> None:
+        """Send ``_type`` in action lines (Elasticsearch 6), or not (None)."""
+        typed = b'"_type":' + _encode(doc_type) + b"," if doc_type is not None else b""
+        self._action_head = b'{"' + self.action.encode() + b'":{' + typed + b'"_index":'
+        self._action_lines.clear()
+
     def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
         documents: list[bytes] | None = None
-        if not self.data_stream:
+        if not self.data_stream and self.shaper is None and self.id_key is None:
             try:
                 documents = encode_ndjson_parts(events)
             except (UnicodeEncodeError, TypeError, ValueError):
@@ -138,15 +156,26 @@ class BulkProtocol(HttpProtocol):
         parts: list[bytes] = []
         skipped = 0
         for event in events:
-            document = encode_record(event)
+            shaped = self.shaper(event) if self.shaper is not None else event
+            document = encode_record(shaped)
             if document is None:
                 skipped += 1
                 continue
             if self.data_stream and event.timestamp is not None:
                 # Data streams require @timestamp; the record keeps its own timestamp too.
                 document = b'{"@timestamp":' + _encode(event.timestamp) + b"," + document[1:]
-            parts += (self._action(event), document, b"\n")
+            parts += (self._action_with_id(event), document, b"\n")
         return parts, skipped
+
+    def _action_with_id(self, event: LogEvent) -> bytes:
+        """The action line, with ``_id`` when ``id_key`` names a string field of the record (as Vector)."""
+        line = self._action(event)
+        if self.id_key is None or line is self._refusal:
+            return line
+        value = lookup(event, self.id_key)
+        if type(value) is not str:
+            return line
+        return line[:-3] + b',"_id":' + _encode(value) + b"}}\n"
 
     def _action(self, event: LogEvent) -> bytes:
         """``{"index":{"_index":"<name>"}}\\n`` (or the refusal), remembered per file context and time key."""

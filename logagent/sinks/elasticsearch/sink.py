@@ -21,6 +21,8 @@ from logagent.sinks.elasticsearch.endpoints import EndpointPool
 from logagent.sinks.http.config import HttpSinkConfig, redact_uri
 from logagent.sinks.http.delivery import Delivery, Rejected, RetryLater
 from logagent.sinks.http.protocol import Outcome
+from logagent.sinks.elasticsearch.version import cluster_major_version
+from logagent.sinks.shaping import shaper_for
 
 __all__ = ["Action", "BulkConfig", "DataStreamNames", "ElasticsearchSink", "ElasticsearchSinkConfig"]
 
@@ -32,7 +34,12 @@ class ElasticsearchSink(BackendSink):
         config.validate()
         self.backend_config = config
         action: Action = "create" if config.mode == "data_stream" else config.bulk.action
-        protocol = BulkProtocol(config.index_template(), action, data_stream=config.mode == "data_stream")
+        id_path = config.id_path()
+        shaper = shaper_for(config.encoding, remove=[id_path] if id_path else ())
+        protocol = BulkProtocol(config.index_template(), action, data_stream=config.mode == "data_stream",
+                                id_key=id_path, shaper=shaper)
+        if config.api_version != "auto":
+            protocol.set_doc_type(config.doc_type_for(int(config.api_version[1:])))
         distribution = config.distribution
         self.endpoints = EndpointPool(
             [redact_uri(uri) for uri in config.uris],
@@ -40,6 +47,14 @@ class ElasticsearchSink(BackendSink):
             distribution.retry_max_duration_secs,
         )
         super().__init__(component_id, config.http_config(config.uri), protocol, data_dir=data_dir)
+
+    async def start(self) -> None:
+        await super().start()
+        if self.backend_config.api_version == "auto":
+            config = self.backend_config
+            major = await cluster_major_version(self, config.endpoints[0], config.suppress_type_name,
+                                                config.healthcheck_config.timeout)
+            self.protocol.set_doc_type(self.backend_config.doc_type_for(major))  # type: ignore[attr-defined]
 
     def _new_delivery(self, config: HttpSinkConfig, log: structlog.typing.FilteringBoundLogger) -> Delivery:
         return BulkDelivery(config, self.protocol, self._bodies, self.dead_letter, log,

@@ -243,7 +243,7 @@ class LaneBatcher:
         """
         parts, skipped = self.protocol.encode(events)
         if skipped:
-            self.dropped["unencodable"] += skipped
+            self.dropped.update(self.protocol.skipped_reasons(skipped))
         per = self.protocol.parts_per_record
         count = len(parts) // per
         sizes = RunSizes(parts)

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
+from logagent.sinks.common_config import CodecEncoding, CommonSinkOptions, FramingConfig, check_fields
 from logagent.sinks.http.compression import Compression, validate_level
 from logagent.sinks.http.dead_letter import DEFAULT_MAX_BYTES as DEAD_LETTER_MAX_BYTES
 
@@ -79,10 +80,9 @@ class TlsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     verify: bool = True
 
 
-class HttpOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+class HttpOptions(CommonSinkOptions, forbid_unknown_fields=True, kw_only=True):
     """The ``http`` sink's option groups, which the backend sinks share (``backend_config``)."""
 
-    inputs: list[str]
     compression: Compression = "none"
     #: None: the throughput default of the chosen compression (gzip 1, zstd 1)
     compression_level: int | None = None
@@ -97,7 +97,20 @@ class HttpOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_fields=True, kw_only=True):
     uri: str
     method: Literal["post", "put"] = "post"
-    encoding: Literal["ndjson", "json"] = "ndjson"
+    #: ours: ``ndjson`` or ``json`` (an array); Vector's mapping: ``codec: json`` (an array, or
+    #: ndjson with ``framing.method: newline_delimited``) or ``text`` (the messages, one a line)
+    encoding: Literal["ndjson", "json"] | CodecEncoding = "ndjson"
+    framing: FramingConfig | None = None
+
+    @property
+    def body_format(self) -> str:
+        """``ndjson``, ``json`` (one array) or ``text``."""
+        encoding = self.encoding
+        if isinstance(encoding, str):
+            return encoding
+        if encoding.codec == "json" and self.framing is None:
+            return "json"
+        return "ndjson" if encoding.codec == "json" else "text"
 
     def __repr__(self) -> str:
         return (
@@ -111,6 +124,14 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
     def validate(self) -> None:
         """Raise ``ValueError("<key>: <reason>")`` on the first inconsistent option."""
         _validate_uri(self.uri)
+        self.validate_common()
+        if not isinstance(self.encoding, str):
+            self.encoding.checked_codec(("json", "text"))
+            if self.encoding.json.pretty:
+                raise ValueError("encoding.json.pretty: a pretty-printed record spans lines; the http sink sends one record a line or a compact array")
+            check_fields(self.encoding)
+        elif self.framing is not None:
+            raise ValueError("framing: goes with Vector's encoding mapping (encoding: {codec: json}); encoding: ndjson is already one record a line")
         validate_level(self.compression, self.compression_level)
         _validate_batch(self.batch)
         _validate_request(self.request, has_auth=self.auth is not None)

@@ -181,6 +181,14 @@ class Delivery:
             self.bytes_sent += len(body)
             return outcome
 
+    def probe_headers(self) -> dict[str, str]:
+        """The configured headers and credentials, for a GET of the destination (healthcheck, version)."""
+        headers = dict(self._config.request.headers)
+        authorization = self._credentials.header()
+        if authorization is not None:
+            headers["Authorization"] = authorization
+        return headers
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": self._protocol.content_type}
         headers.update(self._config.request.headers)

@@ -15,12 +15,14 @@ referenced rather than copied per record, and a body is one join.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from logagent.encoding import encode_ndjson_parts
+from logagent.encoding import encode_ndjson_parts, encode_text
 from logagent.event import LogEvent
 from logagent.sinks.http.records import encode_record
+from logagent.sinks.shaping import Shaper
 
 
 @dataclass
@@ -49,6 +51,8 @@ class HttpProtocol:
     parts_per_record = 2
     #: read the whole answer of a 2xx and give it to ``interpret``
     reads_answer = False
+    #: the encoding options' shaping of each record (``only_fields`` ...), when set
+    shaper: Shaper | None = None
 
     def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
         """The parts of the events that can be encoded, and how many could not.
@@ -73,6 +77,10 @@ class HttpProtocol:
             else:
                 parts += (record, b"\n")
         return parts, skipped
+
+    def skipped_reasons(self, skipped: int) -> Counter[str]:
+        """Why the ``skipped`` records of the last ``encode`` were not encoded, counted by reason."""
+        return Counter({"unencodable": skipped})
 
     def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
         """The request body of the records in ``parts``, in pieces of about ``records_per_piece`` records.
@@ -142,6 +150,20 @@ class JsonArrayProtocol(HttpProtocol):
         yield b"]"
 
 
-def protocol_for(encoding: str) -> HttpProtocol:
-    """The generic sink's protocol for its ``encoding`` option."""
-    return JsonArrayProtocol() if encoding == "json" else NdjsonProtocol()
+class TextProtocol(NdjsonProtocol):
+    """Vector's ``codec: text``: each record's message on a line of its own."""
+
+    content_type = "text/plain; charset=utf-8"
+
+    def encode(self, events: list[LogEvent]) -> tuple[list[bytes], int]:
+        parts: list[bytes] = []
+        for event in events:
+            parts += (encode_text(event), b"\n")
+        return parts, 0
+
+
+def protocol_for(body_format: str, shaper: Shaper | None = None) -> HttpProtocol:
+    """The generic sink's protocol for its body format (``HttpSinkConfig.body_format``)."""
+    protocol = {"json": JsonArrayProtocol, "text": TextProtocol}.get(body_format, NdjsonProtocol)()
+    protocol.shaper = shaper or None
+    return protocol

@@ -43,10 +43,11 @@ from logagent.sinks.http.config import (
     RetryConfig,
     TlsConfig,
 )
-from logagent.sinks.http.client import HttpClient
+from logagent.sinks.http.client import Answer, HttpClient
 from logagent.sinks.http.delivery import Delivery
 from logagent.sinks.http.protocol import HttpProtocol, protocol_for
 from logagent.sinks.http.tls import build_ssl_context
+from logagent.sinks.shaping import shaper_for
 
 __all__ = [
     "AuthConfig",
@@ -79,7 +80,7 @@ class HttpSink(Sink):
         super().__init__(component_id)
         config.validate()
         self.config = config
-        self.protocol = protocol or protocol_for(config.encoding)
+        self.protocol = protocol or protocol_for(config.body_format, shaper_for(None if isinstance(config.encoding, str) else config.encoding))
         self._client: HttpClient | None = None
         self._bodies = BodyBuilder(component_id, config.compression, config.compression_level)
         self.dead_letter = (
@@ -171,6 +172,14 @@ class HttpSink(Sink):
             max_idle=self.config.request.concurrency,
         )
         self._delivery.client = self._client
+
+    async def probe(self, uri: str, timeout_secs: float) -> Answer:
+        """GET ``uri`` with the sink's headers and credentials (healthchecks, version checks); raises on no answer."""
+        if self._client is None:
+            await self.start()
+        assert self._client is not None
+        async with asyncio.timeout(timeout_secs):
+            return await self._client.request("GET", uri, self._delivery.probe_headers(), b"", keep=1 << 16)
 
     async def stop(self) -> None:
         self._bodies.close()

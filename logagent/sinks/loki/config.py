@@ -17,17 +17,20 @@ from typing import Literal
 
 import msgspec
 
+from logagent.sinks.common_config import CodecEncoding, check_fields
 from logagent.sinks.http.backend_config import BackendSinkOptions, compile_option
-from logagent.sinks.templates import Template
+from logagent.sinks.templates import FieldPath, Template
 
 Codec = Literal["json", "text"]
-OutOfOrderAction = Literal["accept", "rewrite_timestamp"]
+OutOfOrderAction = Literal["accept", "rewrite_timestamp", "drop"]
 
 _LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class LokiEncoding(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    codec: Codec = "json"
+class LokiEncoding(CodecEncoding, forbid_unknown_fields=True, kw_only=True):
+    """Vector's encoding mapping; the line is the record as JSON (``json``) or its message (``text``)."""
+
+    codec: str = "json"
 
 
 class LokiSinkConfig(BackendSinkOptions, tag="loki", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -36,8 +39,14 @@ class LokiSinkConfig(BackendSinkOptions, tag="loki", tag_field="type", forbid_un
     labels: dict[str, str] = {}
     structured_metadata: dict[str, str] = {}
     tenant_id: str | None = None
-    encoding: LokiEncoding = msgspec.field(default_factory=LokiEncoding)
+    #: ours: ``json`` or ``text``; or Vector's mapping
+    encoding: Codec | LokiEncoding = msgspec.field(default_factory=LokiEncoding)
     out_of_order_action: OutOfOrderAction = "accept"
+    #: remove the fields the labels (or the structured metadata) read from the line
+    remove_label_fields: bool = False
+    remove_structured_metadata_fields: bool = False
+    #: remove ``timestamp`` from the line (it is the entry's time); Vector's default is true, ours false
+    remove_timestamp: bool = False
     #: distinct label sets at most (seen in the last hour); more get the overflow label set
     max_label_sets: int = 1000
 
@@ -48,7 +57,32 @@ class LokiSinkConfig(BackendSinkOptions, tag="loki", tag_field="type", forbid_un
     def headers(self) -> dict[str, str]:
         return {"X-Scope-OrgID": self.tenant_id} if self.tenant_id else {}
 
+    @property
+    def codec(self) -> Codec:
+        encoding = self.encoding
+        return encoding if isinstance(encoding, str) else encoding.checked_codec(("json", "text"))  # type: ignore[return-value]
+
+    @property
+    def fields_options(self) -> LokiEncoding | None:
+        return None if isinstance(self.encoding, str) else self.encoding
+
+    def removed_paths(self) -> list[FieldPath]:
+        """What ``remove_label_fields``, ``remove_structured_metadata_fields`` and ``remove_timestamp`` take off the line."""
+        paths: list[FieldPath] = []
+        for group, wanted in (("labels", self.remove_label_fields), ("structured_metadata", self.remove_structured_metadata_fields)):
+            if wanted:
+                for template in self.compiled(group).values():
+                    paths += template.paths
+        if self.remove_timestamp:
+            paths.append(("timestamp",))
+        return paths
+
     def validate(self) -> None:
+        self.codec  # noqa: B018 - raises ValueError for a codec the sink cannot write
+        if self.fields_options is not None:
+            check_fields(self.fields_options)
+            if self.fields_options.json.pretty:
+                raise ValueError("encoding.json.pretty: a Loki line is one line")
         if not self.path.startswith("/"):
             raise ValueError(f"path: must start with '/', got {self.path!r}")
         self.validate_http(self.uri, "endpoint")

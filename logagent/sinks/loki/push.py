@@ -20,6 +20,7 @@ retries and dead-letters.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from itertools import groupby
 from typing import Any
@@ -32,6 +33,7 @@ from logagent.sinks.http.records import encode_record
 from logagent.sinks.http.protocol import HttpProtocol
 from logagent.sinks.loki.config import Codec, OutOfOrderAction
 from logagent.sinks.http.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
+from logagent.sinks.shaping import Shaper
 from logagent.sinks.templates import Template
 from logagent.sinks.timestamps import kubelet_nanos_texts, now_nanos, unix_nanos, unix_nanos_text
 
@@ -135,18 +137,26 @@ class PushProtocol(HttpProtocol):
         codec: Codec,
         out_of_order_action: OutOfOrderAction,
         guard: LabelSetGuard,
+        shaper: Shaper | None = None,
     ) -> None:
         self.labels = labels
         self.structured_metadata = structured_metadata
         self.codec = codec
         self.rewrite_timestamps = out_of_order_action == "rewrite_timestamp"
+        self.drop_out_of_order = out_of_order_action == "drop"
+        #: the line's shaping (encoding options, removed label fields); labels read the record as it came
+        self.line_shaper = shaper if shaper and codec == "json" else None
+        #: records dropped by ``out_of_order_action: drop``, and those not yet reported to the batcher
+        self.dropped_events = 0
+        self._unreported_drops = 0
         self.guard = guard
         self._overflow_labels = _encode(
             dict(sorted((*((n, t.text) for n, t in labels.items() if t.is_static), OVERFLOW_LABEL)))
         )
         self._labels_per_line = any(t.reads_per_line for t in labels.values())
         self._metadata_per_line = any(t.reads_per_line for t in structured_metadata.values())
-        self._per_record = self._labels_per_line or self._metadata_per_line or self.rewrite_timestamps
+        self._per_record = (self._labels_per_line or self._metadata_per_line or self.rewrite_timestamps
+                            or self.drop_out_of_order or self.line_shaper is not None)
         #: file context -> (labels JSON, capped)
         self._label_cache: dict[Hashable, tuple[bytes, bool]] = {}
         #: file context -> what ends its entries: ``]`` or ``,{metadata}]`` (after the line's closing quote, codec json)
@@ -236,7 +246,16 @@ class PushProtocol(HttpProtocol):
             labels, capped = self._labels(event)
             if capped:
                 self.guard.capped_events += 1
-            if self.rewrite_timestamps:
+            if self.drop_out_of_order:
+                nanos = unix_nanos(event.timestamp) or now_nanos()
+                if nanos < self.guard.newest(labels):
+                    skipped += 1
+                    self.dropped_events += 1
+                    self._unreported_drops += 1
+                    continue
+                self.guard.advance(labels, nanos)
+                text = str(nanos)
+            elif self.rewrite_timestamps:
                 nanos = unix_nanos(event.timestamp) or now_nanos()
                 newest = self.guard.newest(labels)
                 if nanos <= newest:
@@ -251,6 +270,13 @@ class PushProtocol(HttpProtocol):
             head, rest = line
             parts += (labels, b',["' + text.encode() + b'","', head, rest, b'"' + self._end(event))
         return parts, skipped
+
+    def skipped_reasons(self, skipped: int) -> Counter[str]:
+        drops, self._unreported_drops = self._unreported_drops, 0
+        reasons = Counter({"out_of_order": drops}) if drops else Counter()
+        if skipped > drops:
+            reasons["unencodable"] = skipped - drops
+        return reasons
 
     def _expire_caches(self) -> None:
         now = self.guard.clock()
@@ -286,6 +312,8 @@ class PushProtocol(HttpProtocol):
                 return b"", _encode(message)[1:-1]
             except UnicodeEncodeError:  # lone surrogates from a line that is not UTF-8
                 return b"", _encode(message.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))[1:-1]
+        if self.line_shaper is not None:
+            event = self.line_shaper(event)
         record = encode_record(event)
         if record is None:
             return None

@@ -12,6 +12,7 @@ import os
 from logagent.sinks.http.backend import BackendSink
 from logagent.sinks.loki.config import Codec, LokiEncoding, LokiSinkConfig, OutOfOrderAction
 from logagent.sinks.loki.push import LabelSetGuard, PushProtocol
+from logagent.sinks.shaping import shaper_for
 
 __all__ = ["Codec", "LokiEncoding", "LokiSink", "LokiSinkConfig", "OutOfOrderAction"]
 
@@ -26,9 +27,10 @@ class LokiSink(BackendSink):
         protocol = PushProtocol(
             config.compiled("labels"),
             config.compiled("structured_metadata"),
-            config.encoding.codec,
+            config.codec,
             config.out_of_order_action,
             self.label_sets,
+            shaper=shaper_for(config.fields_options, config.removed_paths()),
         )
         self.push = protocol
         super().__init__(component_id, config.http_config(config.uri, config.headers()), protocol, data_dir=data_dir)
@@ -37,6 +39,11 @@ class LokiSink(BackendSink):
     def capped_label_set_events(self) -> int:
         """Records sent with the overflow label set because ``max_label_sets`` was reached."""
         return self.label_sets.capped_events
+
+    @property
+    def out_of_order_dropped_events(self) -> int:
+        """Records dropped by ``out_of_order_action: drop`` (older than their stream's newest sent)."""
+        return self.push.dropped_events
 
     @property
     def active_label_sets(self) -> int:
