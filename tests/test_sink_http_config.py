@@ -68,7 +68,7 @@ def test_defaults():
     "data, path",
     [
         ({**FULL, "batch": {"max_event": 1}}, "max_event"),
-        ({**FULL, "tls": {"verify_certificate": False}}, "verify_certificate"),
+        ({**FULL, "tls": {"verify_certs": False}}, "verify_certs"),
         ({**FULL, "compression": "brotli"}, "compression"),
         ({**FULL, "method": "get"}, "method"),
     ],

@@ -33,14 +33,33 @@ class BatchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 class RequestConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     timeout_secs: float = 30.0
-    concurrency: int = 4
+    #: requests in flight at most; Vector's ``adaptive`` runs our default (4), ``none`` is 1
+    concurrency: int | Literal["adaptive", "none"] = 4
     headers: dict[str, str] = {}
+    #: Vector's retry keys, the same as ``retry.max_attempts`` (attempts after the first),
+    #: ``retry.initial_backoff_secs`` and ``retry.max_backoff_secs``
+    retry_attempts: int | None = None
+    retry_initial_backoff_secs: float | None = None
+    retry_max_duration_secs: float | None = None
+    retry_jitter_mode: Literal["Full"] = "Full"
+    #: Vector's request rate limit (refused unless unlimited, see ``_validate_request``)
+    rate_limit_num: int | None = None
+    rate_limit_duration_secs: float = 1.0
+    adaptive_concurrency: dict[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.concurrency == "adaptive":
+            self.concurrency = 4
+        elif self.concurrency == "none":
+            self.concurrency = 1
 
     def __repr__(self) -> str:
         masked = {name: MASK for name in self.headers}
         return (
             f"RequestConfig(timeout_secs={self.timeout_secs!r}, "
-            f"concurrency={self.concurrency!r}, headers={masked!r})"
+            f"concurrency={self.concurrency!r}, headers={masked!r}, retry_attempts={self.retry_attempts!r}, "
+            f"retry_initial_backoff_secs={self.retry_initial_backoff_secs!r}, "
+            f"retry_max_duration_secs={self.retry_max_duration_secs!r})"
         )
 
 
@@ -78,6 +97,26 @@ class TlsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     crt_file: str | None = None
     key_file: str | None = None
     verify: bool = True
+    #: Vector's: check the server's certificate chain / its name (each false only with ``verify`` kept)
+    verify_certificate: bool = True
+    verify_hostname: bool = True
+    #: Vector's: the password of an encrypted ``key_file``
+    key_pass: str | None = None
+    alpn_protocols: list[str] | None = None
+    #: Vector's SNI override (refused, see ``_validate_tls``)
+    server_name: str | None = None
+
+    def __repr__(self) -> str:
+        return (f"TlsConfig(ca_file={self.ca_file!r}, crt_file={self.crt_file!r}, key_file={self.key_file!r}, "
+                f"verify={self.verify!r}, verify_certificate={self.verify_certificate!r}, "
+                f"verify_hostname={self.verify_hostname!r}, key_pass={None if self.key_pass is None else MASK!r})")
+
+
+class RetryStrategy(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Vector's ``retry_strategy``: only ``default`` (408, 429 and 5xx are retried, see ``retry.py``)."""
+
+    type: Literal["default", "all", "none", "custom"] = "default"
+    status_codes: list[int] = []
 
 
 class HttpOptions(CommonSinkOptions, forbid_unknown_fields=True, kw_only=True):
@@ -93,6 +132,15 @@ class HttpOptions(CommonSinkOptions, forbid_unknown_fields=True, kw_only=True):
     auth: AuthConfig | None = None
     tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
 
+    def __post_init__(self) -> None:
+        """Vector's ``request.retry_*`` keys are our ``retry`` group's."""
+        request = self.request
+        vector = {"max_attempts": request.retry_attempts, "initial_backoff_secs": request.retry_initial_backoff_secs,
+                  "max_backoff_secs": request.retry_max_duration_secs}
+        given = {name: value for name, value in vector.items() if value is not None}
+        if given:
+            self.retry = msgspec.structs.replace(self.retry, **given)
+
 
 class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_fields=True, kw_only=True):
     uri: str
@@ -101,6 +149,12 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
     #: ndjson with ``framing.method: newline_delimited``) or ``text`` (the messages, one a line)
     encoding: Literal["ndjson", "json"] | CodecEncoding = "ndjson"
     framing: FramingConfig | None = None
+    #: Vector's: text around a JSON array body (``{"data":`` and ``}``), with ``json`` bodies only
+    payload_prefix: str = ""
+    payload_suffix: str = ""
+    retry_strategy: RetryStrategy = msgspec.field(default_factory=lambda: RetryStrategy())
+    #: Vector's: accepted (templates here render names and labels, never paths)
+    dangerously_allow_unconfined_template_resolution: bool = False
 
     @property
     def body_format(self) -> str:
@@ -132,6 +186,11 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
             check_fields(self.encoding)
         elif self.framing is not None:
             raise ValueError("framing: goes with Vector's encoding mapping (encoding: {codec: json}); encoding: ndjson is already one record a line")
+        if (self.payload_prefix or self.payload_suffix) and self.body_format != "json":
+            raise ValueError("payload_prefix: only with a JSON array body (encoding: json, or codec json without framing)")
+        if self.retry_strategy.type != "default":
+            raise ValueError(f"retry_strategy.type: {self.retry_strategy.type} is not implemented: 408, 429 and 5xx "
+                             "answers are retried, other answers go to the dead-letter file")
         validate_level(self.compression, self.compression_level)
         _validate_batch(self.batch)
         _validate_request(self.request, has_auth=self.auth is not None)
@@ -186,6 +245,12 @@ def _validate_batch(batch: BatchConfig) -> None:
 
 
 def _validate_request(request: RequestConfig, has_auth: bool) -> None:
+    if request.rate_limit_num is not None:
+        raise ValueError("request.rate_limit_num: request rate limits are not implemented; limit the requests in "
+                         "flight with request.concurrency (the sources wait while the sink is busy)")
+    if request.adaptive_concurrency is not None:
+        raise ValueError("request.adaptive_concurrency: adaptive concurrency is not implemented; "
+                         "request.concurrency is a fixed number of requests in flight")
     if not request.timeout_secs > 0:
         raise ValueError("request.timeout_secs: must be greater than 0")
     if request.concurrency < 1:
@@ -245,3 +310,8 @@ def _validate_auth(auth: AuthConfig) -> None:
 def _validate_tls(tls: TlsConfig) -> None:
     if tls.key_file is not None and tls.crt_file is None:
         raise ValueError("tls.key_file: needs tls.crt_file")
+    if tls.server_name is not None:
+        raise ValueError("tls.server_name: not implemented: the name checked and sent (SNI) is the URI's host")
+    if not tls.verify_certificate and tls.verify_hostname:
+        raise ValueError("tls.verify_hostname: a name cannot be checked without the certificate; "
+                         "set verify_hostname: false with verify_certificate: false")

@@ -62,6 +62,8 @@ class HttpProtocol:
         event that cannot be encoded as it is (lone surrogates from invalid
         UTF-8) is encoded event by event, with U+FFFD replacements.
         """
+        if self.shaper is not None:
+            events = self.shaper.each(events)
         try:
             parts = encode_ndjson_parts(events)
         except (UnicodeEncodeError, TypeError, ValueError):
@@ -136,18 +138,24 @@ class JsonArrayProtocol(HttpProtocol):
     """The records as one JSON array."""
 
     content_type = "application/json"
+    #: Vector's ``payload_prefix`` / ``payload_suffix`` around the array
+    prefix = b""
+    suffix = b""
 
     def body_size(self, parts: Sequence[bytes], nbytes: int) -> int | None:
-        return nbytes + 1  # "[" and "]", and one separator fewer than line ends
+        # "[" and "]", and one separator fewer than line ends
+        return nbytes + 1 + len(self.prefix) + len(self.suffix)
 
     def body_pieces(self, parts: Sequence[bytes], records_per_piece: int) -> Iterator[bytes]:
         # Compact JSON never holds a raw line feed (strings escape it), so the
         # line ends are exactly the places of the separators.
-        opening = b"["
+        opening = self.prefix + b"["
         for lines in super().body_pieces(parts, records_per_piece):
             yield opening + lines[:-1].replace(b"\n", b",")
             opening = b","
-        yield b"]"
+        if opening != b",":  # no records: still an array
+            yield opening
+        yield b"]" + self.suffix
 
 
 class TextProtocol(NdjsonProtocol):

@@ -81,6 +81,8 @@ class HttpSink(Sink):
         config.validate()
         self.config = config
         self.protocol = protocol or protocol_for(config.body_format, shaper_for(None if isinstance(config.encoding, str) else config.encoding))
+        if protocol is None and (config.payload_prefix or config.payload_suffix):
+            self.protocol.prefix, self.protocol.suffix = config.payload_prefix.encode(), config.payload_suffix.encode()  # type: ignore[attr-defined]
         self._client: HttpClient | None = None
         self._bodies = BodyBuilder(component_id, config.compression, config.compression_level)
         self.dead_letter = (

@@ -21,13 +21,17 @@ def build_ssl_context(tls: TlsConfig) -> ssl.SSLContext:
             raise ValueError(f"tls.ca_file: cannot load {tls.ca_file!r}: {_reason(exc)}") from None
     if tls.crt_file is not None:
         try:
-            context.load_cert_chain(certfile=tls.crt_file, keyfile=tls.key_file)
+            context.load_cert_chain(certfile=tls.crt_file, keyfile=tls.key_file, password=tls.key_pass)
         except (OSError, ssl.SSLError) as exc:
             key = "tls.key_file" if tls.key_file is not None and _is_key_error(exc) else "tls.crt_file"
             raise ValueError(f"{key}: cannot load the client certificate: {_reason(exc)}") from None
-    if not tls.verify:
+    if not tls.verify_hostname:
+        context.check_hostname = False
+    if not tls.verify or not tls.verify_certificate:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    if tls.alpn_protocols:
+        context.set_alpn_protocols(tls.alpn_protocols)
     return context
 
 

@@ -23,8 +23,9 @@ class OpentelemetrySink(BackendSink):
         config.validate()
         self.backend_config = config
         paths = config.severity_paths()
-        self.logs = JsonLogsProtocol(paths) if config.encoding == "json" else LogsProtocol(config.encoding, paths)
-        super().__init__(component_id, config.http_config(config.uri), self.logs, data_dir=data_dir)
+        encoding = config.otlp_encoding
+        self.logs = JsonLogsProtocol(paths) if encoding == "json" else LogsProtocol(encoding, paths)
+        super().__init__(component_id, config.http_config(config.target_uri), self.logs, data_dir=data_dir)
 
     @property
     def rejected_events(self) -> int:
