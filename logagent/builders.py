@@ -84,6 +84,7 @@ SINK_BUILDERS: dict[str, SinkBuilder] = {
     "elasticsearch": _http_based("logagent.sinks.elasticsearch.sink", "ElasticsearchSink"),
     "loki": _http_based("logagent.sinks.loki.sink", "LokiSink"),
     "opentelemetry": _http_based("logagent.sinks.opentelemetry.sink", "OpentelemetrySink"),
+    "prometheus_exporter": _http_based("logagent.sinks.prometheus.exporter", "PrometheusExporterSink"),
 }
 
 

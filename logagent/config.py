@@ -25,6 +25,8 @@ from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
 from logagent.sinks.http.config import HttpSinkConfig
 from logagent.sinks.loki.config import LokiSinkConfig
 from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
+from logagent.sinks.prometheus.config import PrometheusExporterConfig
+from logagent.sources.internal_metrics import InternalMetricsConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig
@@ -34,7 +36,7 @@ from logagent.transforms.route import RouteConfig
 from logagent.transforms.sample_config import SampleConfig
 from logagent.transforms.throttle_config import ThrottleConfig
 
-SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig}
+SOURCE_KINDS: dict[str, type[msgspec.Struct]] = {"kubernetes_logs": KubernetesLogsConfig, "internal_metrics": InternalMetricsConfig}
 TRANSFORM_KINDS: dict[str, type[msgspec.Struct]] = {
     "filter": FilterConfig,
     "route": RouteConfig,
@@ -50,11 +52,12 @@ SINK_KINDS: dict[str, type[msgspec.Struct]] = {
     "elasticsearch": ElasticsearchSinkConfig,
     "loki": LokiSinkConfig,
     "opentelemetry": OpentelemetrySinkConfig,
+    "prometheus_exporter": PrometheusExporterConfig,
 }
 
-SourceConfig = KubernetesLogsConfig
+SourceConfig = Union[KubernetesLogsConfig, InternalMetricsConfig]
 TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, RemapConfig, ThrottleConfig, SampleConfig, DedupeConfig]
-SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig]
+SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig, PrometheusExporterConfig]
 
 
 class ConfigError(Exception):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from logagent.config import Config, ConfigError, component_error
+from logagent.sinks.prometheus.config import PrometheusExporterConfig
 from logagent.sinks.template_fields import unknown_template_field
+from logagent.sources.internal_metrics import is_metrics_source, log_sources
 from logagent.transforms.remap_config import DROPPED, RemapConfig
 from logagent.transforms.route import UNMATCHED, RouteConfig
 
@@ -30,6 +32,7 @@ def check_graph(config: Config) -> list[str]:
     _check_ids(config)
     ports = output_ports(config)
     consumers = _check_inputs(config, ports)
+    _check_metrics_edges(config)
     _check_cycles(config, ports)
     _check_templates(config)
     return _unreachable_warnings(config, consumers)
@@ -63,6 +66,22 @@ def _check_inputs(config: Config, ports: dict[str, str]) -> dict[str, list[str]]
                     raise ConfigError(_unknown_input(config, ports, component_id, name), f"{path}[{index}]")
                 consumers.setdefault(ports[name], []).append(component_id)
     return consumers
+
+
+def _check_metrics_edges(config: Config) -> None:
+    """Metrics go from ``internal_metrics`` to ``prometheus_exporter`` only, and records never there."""
+    for section in ("transforms", "sinks"):
+        for component_id, component in getattr(config, section).items():
+            exporter = isinstance(component, PrometheusExporterConfig)
+            for index, name in enumerate(component.inputs):
+                metrics = is_metrics_source(config.sources.get(name))
+                if metrics and not exporter:
+                    raise ConfigError(f'"{name}" is an internal_metrics source: its metrics go to a '
+                                      "prometheus_exporter sink only (no records come from it)",
+                                      f"{section}.{component_id}.inputs[{index}]")
+                if exporter and not metrics:
+                    raise ConfigError(f'"{name}" gives log records; a prometheus_exporter takes internal_metrics '
+                                      "sources only", f"{section}.{component_id}.inputs[{index}]")
 
 
 def _unknown_input(config: Config, ports: dict[str, str], component_id: str, name: str) -> str:
@@ -124,7 +143,7 @@ def _check_cycles(config: Config, ports: dict[str, str]) -> None:
 
 
 def check_kubernetes(config: Config) -> None:
-    if not config.sources:
+    if not log_sources(config.sources):
         return
     kube = config.kubernetes
     if kube.snapshot is None and not kube.node_name:

@@ -41,6 +41,7 @@ import structlog
 from logagent.config import Config, ConfigError
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
+from logagent.sources.internal_metrics import log_sources
 from logagent.topology import (
     HubKinds,
     Topology,
@@ -205,9 +206,11 @@ def _swap(topology: Topology, plan: Plan, transforms: dict[str, Any], sinks: dic
     old_wiring = topology.wiring
     replaced = {cid: _retire_sink(topology, old_wiring, cid) for cid in plan.sinks.removed + plan.sinks.changed}
     for cid in plan.sources.removed:
-        _retire_source(topology, cid)
+        if cid in topology.sources:  # internal_metrics has no running source
+            _retire_source(topology, cid)
     for cid in plan.sources.changed:
-        topology.sources[cid].reconfigure(new.sources[cid])
+        if cid in topology.sources:
+            topology.sources[cid].reconfigure(new.sources[cid])
     topology.transforms = {cid: transforms[cid] if cid in transforms else topology.transforms[cid] for cid in new.transforms}
     for cid, sink in sinks.items():
         topology.sinks[cid] = sink
@@ -218,7 +221,7 @@ def _swap(topology: Topology, plan: Plan, transforms: dict[str, Any], sinks: dic
     topology.wiring = wire(new, topology.transforms, topology.inboxes)
     topology.wiring.replaces(old_wiring)
     topology.config = new
-    for cid in plan.sources.added:
+    for cid in log_sources({cid: new.sources[cid] for cid in plan.sources.added}):
         source = topology.sources[cid] = topology.build_source(cid, new.sources[cid])
         topology.start_source_task(cid, source)
 

@@ -33,6 +33,7 @@ from logagent.kube.interface import MetadataHub
 from logagent.queue import BatchQueue, QueueClosed
 from logagent.sinks.base import Sink
 from logagent.sources.kubernetes_logs import KubernetesLogsSource
+from logagent.sources.internal_metrics import log_sources
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.sinks.healthcheck import Unhealthy, run_healthchecks
 from logagent.builders import INBOX_BYTES, INBOX_EVENTS, build_sink, build_transform, new_inbox, sink_kind  # noqa: F401  (re-exported)
@@ -53,7 +54,7 @@ class HubKinds:
 
 def hub_kinds(config: Config) -> HubKinds:
     """The one place that decides which kinds the sources need (start-up and reload)."""
-    sources = config.sources.values()
+    sources = log_sources(config.sources).values()
     return HubKinds(
         namespaces=any(s.wants_namespaces for s in sources),
         node=any(s.insert_node_fields for s in sources),
@@ -62,12 +63,12 @@ def hub_kinds(config: Config) -> HubKinds:
 
 def pod_retention_ms(config: Config) -> int:
     """How long the shared pod store keeps deleted pods: the longest any source asks for."""
-    return max([config.kubernetes.delay_deletion_ms] + [s.delay_deletion_ms for s in config.sources.values()])
+    return max([config.kubernetes.delay_deletion_ms] + [s.delay_deletion_ms for s in log_sources(config.sources).values()])
 
 
 def build_hub(config: Config) -> MetadataHub | None:
     """One hub for all sources: pods always, namespaces and node only on demand."""
-    if not config.sources:
+    if not log_sources(config.sources):
         return None
     kube = config.kubernetes
     kinds = hub_kinds(config)
@@ -190,7 +191,7 @@ class Topology:
         self.stdout_fd = stdout_fd
         self.hub = build_hub(config)
         self.checkpoints = CheckpointStore(config.data_dir)
-        self.sources = {cid: self.build_source(cid, cfg) for cid, cfg in config.sources.items()}
+        self.sources = {cid: self.build_source(cid, cfg) for cid, cfg in log_sources(config.sources).items()}
         self.transforms = {cid: build_transform(cid, cfg) for cid, cfg in config.transforms.items()}
         self.sinks = {cid: build_sink(cid, cfg, stdout_fd, config.data_dir) for cid, cfg in config.sinks.items()}
         self.inboxes = {cid: new_inbox(config.sinks[cid]) for cid in self.sinks}
@@ -275,6 +276,9 @@ class Topology:
         config problem: the ones already started are stopped and ConfigError is raised."""
         started: list[Sink] = []
         for cid, sink in sinks.items():
+            attach = getattr(sink, "attach", None)
+            if attach is not None:  # a sink reporting on the agent itself (prometheus_exporter)
+                attach(self)
             try:
                 await sink.start()
             except ValueError as exc:

@@ -76,7 +76,7 @@ def test_wrong_type_names_key_and_expected_type() -> None:
 
 def test_unknown_component_type() -> None:
     text = BASE.replace("type: console", "type: kafka")
-    assert error_of(text) == 'sinks.out.type: expected one of console, http, elasticsearch, loki, opentelemetry, got "kafka"'
+    assert error_of(text) == 'sinks.out.type: expected one of console, http, elasticsearch, loki, opentelemetry, prometheus_exporter, got "kafka"'
 
 
 def test_missing_required_key() -> None:

@@ -44,11 +44,18 @@ def queue_families(topology: Any, read: AttributeReader) -> list[Metric]:
         "How full a sink's inbox is, 0 to 1 (the larger of its event and byte fill); 1 means sources wait.",
         labels=["component_id"],
     )
+    dropped = CounterMetricFamily(
+        "logagent_sink_buffer_dropped_events",
+        "Events dropped because a sink's inbox was full (buffer.when_full: drop_newest); they are acknowledged.",
+        labels=["component_id"],
+    )
     for cid, inbox in mapping(topology, "inboxes").items():
         events.add_metric([cid], inbox.events)
         nbytes.add_metric([cid], inbox.nbytes)
         ratio.add_metric([cid], inbox.fill_ratio())
-    return [events, nbytes, ratio]
+        if hasattr(inbox, "dropped_events"):
+            dropped.add_metric([cid], inbox.dropped_events)
+    return [events, nbytes, ratio, dropped]
 
 
 def sink_families(topology: Any, read: AttributeReader) -> list[Metric]:
