@@ -20,13 +20,15 @@ config Structs. What each option does:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from logagent.sinks.templates import TemplateError, parse_field_path
 
 TimestampFormat = Literal["rfc3339", "unix", "unix_ms", "unix_us", "unix_ns", "unix_float"]
+
+PROXY_REFUSED = "HTTP proxies are not implemented: requests go straight to the destination"
 
 #: Vector's codecs that a log agent shipping JSON records has no use for here, and why
 REFUSED_CODECS = {
@@ -135,6 +137,15 @@ class CodecEncoding(FieldsOptions, forbid_unknown_fields=True, kw_only=True):
         raise ValueError(f"{key}: expected one of {', '.join(allowed)}, got {self.codec!r}")
 
 
+class ProxyConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Vector's ``proxy``: only ``enabled: false`` (no proxy), what the sinks here always do."""
+
+    enabled: bool = True
+    http: str | None = None
+    https: str | None = None
+    no_proxy: list[str] = []
+
+
 class CommonSinkOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The keys Vector gives every sink."""
 
@@ -142,6 +153,9 @@ class CommonSinkOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True
     buffer: BufferConfig | list[BufferConfig] = msgspec.field(default_factory=BufferConfig)
     healthcheck: HealthcheckConfig | bool = msgspec.field(default_factory=HealthcheckConfig)
     acknowledgements: AcknowledgementsConfig | bool = msgspec.field(default_factory=AcknowledgementsConfig)
+    #: Vector's ``graph`` (how ``vector graph`` draws the component): accepted, nothing to draw here
+    graph: dict[str, Any] | None = None
+    proxy: ProxyConfig | None = None
 
     @property
     def buffer_config(self) -> BufferConfig:
@@ -162,6 +176,8 @@ class CommonSinkOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True
                 )
         self.buffer_config.validate()
         self.healthcheck_config.validate()
+        if self.proxy is not None and self.proxy.enabled and (self.proxy.http or self.proxy.https):
+            raise ValueError(f"proxy.{'http' if self.proxy.http else 'https'}: {PROXY_REFUSED}")
 
 
 def check_fields(options: FieldsOptions, key: str = "encoding") -> None:

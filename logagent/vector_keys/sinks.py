@@ -1,8 +1,393 @@
-"""Vector's documented keys of the sinks logagent implements, with their status here."""
+"""Vector's documented keys of the sinks logagent implements, with their status here.
+
+From Vector's generated reference (``website/cue/reference/components/sinks/generated/*.cue``
+and the keys every sink has). Groups every sink shares are written once. A key
+whose value decides is listed twice (``same`` and ``refused``) and has its
+predicate in ``SINKS_VALUES``. ``SINK_BODIES`` is the least each sink type needs
+besides the key under test (what a table-driven test sets first).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from logagent.sinks.common_config import PROXY_REFUSED, REFUSED_CODECS
 from logagent.vector_keys.model import VectorKey
 
-#: component type (for globals: "global") -> its Vector keys
-SINKS_KEYS: dict[str, tuple[VectorKey, ...]] = {}
+_ACKS = "every record is acknowledged end to end, whatever this says: a file's checkpoint moves only once every sink it reached has it"
+_DISK = "the log files and their checkpoints are the durable buffer: a sink that falls behind makes the sources wait and read on later"
+_METRIC_EVENTS = "applies to metric events only; no metric event reaches a log sink here"
+_ADAPTIVE = "adaptive concurrency is not implemented; request.concurrency is a fixed number of requests in flight"
+_RATE_LIMIT = ("request rate limits are not implemented; limit the requests in flight with request.concurrency "
+               "(the sources wait while the sink is busy)")
+_AWS = "AWS request signing is not implemented; use basic or bearer credentials (or a signing proxy)"
+_CUSTOM_AUTH = "auth strategy custom is not implemented; set the header with request.headers.Authorization"
+_CODECS = "only the codecs listed as same are implemented (" + ", ".join(
+    f"{name}: {why}" for name, why in sorted(REFUSED_CODECS.items())) + ")"
+_FRAMING = "only newline_delimited framing (one record a line) is implemented"
+_UNCONFINED = "templates here render index names, labels and headers, never file paths: there is nothing to confine"
+_SERVER_NAME = "not implemented: the name checked and sent (SNI) is the URI's host"
+
+
+def _common(kind: str) -> tuple[VectorKey, ...]:
+    """The keys Vector gives every sink."""
+    return (
+        VectorKey("type", "same", "", kind),
+        VectorKey("inputs", "same", "", None),
+        VectorKey("buffer.type", "same", "memory: the sink's inbox", "memory"),
+        VectorKey("buffer.type", "accepted", _DISK, "disk"),
+        VectorKey("buffer.max_events", "same", "the inbox's size in events (default: the agent's 20000, not Vector's 500)", 500),
+        VectorKey("buffer.max_size", "same", "memory: the inbox's size in bytes; disk: accepted (the files are the buffer)", 268435488),
+        VectorKey("buffer.when_full", "same", "block: the sources wait (backpressure)", "block"),
+        VectorKey("buffer.when_full", "same", "drop_newest: a batch that finds the inbox full is dropped, counted "
+                  "(vector_buffer_discarded_events_total) and acknowledged, so its files read on", "drop_newest"),
+        VectorKey("healthcheck.enabled", "same", "checked once at start, before any source reads", True),
+        VectorKey("healthcheck.timeout", "same", "", 5.0),
+        VectorKey("acknowledgements.enabled", "accepted", _ACKS, True),
+        VectorKey("graph.node_attributes", "accepted", "only drawn by `vector graph`; nothing to do when running", {"color": "red"}),
+        VectorKey("graph.edge_attributes", "accepted", "only drawn by `vector graph`; nothing to do when running", {"in": {"color": "red"}}),
+    )
+
+
+def _proxy() -> tuple[VectorKey, ...]:
+    return (
+        VectorKey("proxy.enabled", "same", "no proxy is ever used (true without proxy.http/https is the same)", False),
+        VectorKey("proxy.http", "refused", PROXY_REFUSED, "http://proxy:3128"),
+        VectorKey("proxy.https", "refused", PROXY_REFUSED, "http://proxy:3128"),
+        VectorKey("proxy.no_proxy", "accepted", "no proxy is ever used", ["localhost"]),
+    )
+
+
+def _fields(prefix: str = "encoding") -> tuple[VectorKey, ...]:
+    return (
+        VectorKey(f"{prefix}.only_fields", "same", "applied to the record on the wire (templates still read it whole)",
+                  ["message", "kubernetes.pod_name"]),
+        VectorKey(f"{prefix}.except_fields", "same", "applied to the record on the wire", ["file"]),
+        VectorKey(f"{prefix}.timestamp_format", "same", "", "unix_ms"),
+    )
+
+
+def _codec(prefix: str, codecs: tuple[str, ...], pretty: bool) -> tuple[VectorKey, ...]:
+    keys = [VectorKey(f"{prefix}.codec", "same", "", codec) for codec in codecs]
+    keys += [
+        VectorKey(f"{prefix}.codec", "refused", _CODECS, "logfmt"),
+        *_fields(prefix),
+        VectorKey(f"{prefix}.metric_tag_values", "accepted", _METRIC_EVENTS, "single"),
+    ]
+    if pretty:
+        keys.append(VectorKey(f"{prefix}.json.pretty", "same", "", True))
+    for options in ("avro", "cef", "csv", "gelf", "protobuf", "syslog"):
+        if options != "protobuf" or "otlp" not in codecs:
+            keys.append(VectorKey(f"{prefix}.{options}", "refused", f"the {options} codec is not supported: "
+                                  f"{REFUSED_CODECS[options]}", {}))
+    return tuple(keys)
+
+
+def _framing(prefix: str = "framing") -> tuple[VectorKey, ...]:
+    return (
+        VectorKey(f"{prefix}.method", "same", "", "newline_delimited"),
+        VectorKey(f"{prefix}.method", "refused", _FRAMING, "length_delimited"),
+        VectorKey(f"{prefix}.character_delimited", "refused", _FRAMING, {"delimiter": ","}),
+        VectorKey(f"{prefix}.length_delimited", "refused", _FRAMING, {"length_field_length": 4}),
+        VectorKey(f"{prefix}.max_frame_length", "refused", _FRAMING, 8388608),
+    )
+
+
+def _batch(prefix: str = "") -> tuple[VectorKey, ...]:
+    return tuple(VectorKey(f"{prefix}batch.{name}", "same", "", value)
+                 for name, value in (("max_bytes", 1000000), ("max_events", 1000), ("timeout_secs", 2.0)))
+
+
+def _request(prefix: str = "", headers: bool = True) -> tuple[VectorKey, ...]:
+    keys = [
+        VectorKey(f"{prefix}request.timeout_secs", "same", "", 60),
+        VectorKey(f"{prefix}request.concurrency", "same", "a fixed number of requests in flight", 8),
+        VectorKey(f"{prefix}request.concurrency", "accepted", "adaptive runs the default fixed concurrency (4 requests in "
+                  "flight); none is 1", "adaptive"),
+        VectorKey(f"{prefix}request.retry_attempts", "same", "the same as retry.max_attempts", 10),
+        VectorKey(f"{prefix}request.retry_initial_backoff_secs", "same", "the same as retry.initial_backoff_secs", 1),
+        VectorKey(f"{prefix}request.retry_max_duration_secs", "same", "the same as retry.max_backoff_secs", 30),
+        VectorKey(f"{prefix}request.retry_jitter_mode", "same", "Full: full-jitter backoff (the only mode here)", "Full"),
+        VectorKey(f"{prefix}request.retry_jitter_mode", "refused", "only full-jitter backoff (Full) is implemented", "None"),
+        VectorKey(f"{prefix}request.rate_limit_num", "refused", _RATE_LIMIT, 100),
+        VectorKey(f"{prefix}request.rate_limit_duration_secs", "same", "only with rate_limit_num, which is refused", 1),
+        VectorKey(f"{prefix}request.adaptive_concurrency", "refused", _ADAPTIVE, {"initial_concurrency": 2}),
+    ]
+    if headers:
+        keys.append(VectorKey(f"{prefix}request.headers", "same", "static values only", {"X-Source": "logagent"}))
+    return tuple(keys)
+
+
+def _tls(prefix: str = "") -> tuple[VectorKey, ...]:
+    return (
+        VectorKey(f"{prefix}tls.ca_file", "same", "", "/etc/tls/ca.crt"),
+        VectorKey(f"{prefix}tls.crt_file", "same", "", "/etc/tls/tls.crt"),
+        VectorKey(f"{prefix}tls.key_file", "same", "", "/etc/tls/tls.key"),
+        VectorKey(f"{prefix}tls.key_pass", "same", "", "secret"),
+        VectorKey(f"{prefix}tls.alpn_protocols", "same", "", ["http/1.1"]),
+        VectorKey(f"{prefix}tls.verify_certificate", "same", "false also turns off verify_hostname's check", True),
+        VectorKey(f"{prefix}tls.verify_hostname", "same", "", True),
+        VectorKey(f"{prefix}tls.server_name", "refused", _SERVER_NAME, "es.internal"),
+    )
+
+
+def _auth(prefix: str = "", extra: bool = True) -> tuple[VectorKey, ...]:
+    keys = [
+        VectorKey(f"{prefix}auth.strategy", "same", "basic or bearer", "bearer"),
+        VectorKey(f"{prefix}auth.strategy", "refused", _AWS, "aws"),
+        VectorKey(f"{prefix}auth.user", "same", "", "agent"),
+        VectorKey(f"{prefix}auth.password", "same", "", "s3cret"),
+        VectorKey(f"{prefix}auth.token", "same", "", "t0ken"),
+    ]
+    if extra:
+        keys += [
+            VectorKey(f"{prefix}auth.value", "refused", _CUSTOM_AUTH, "Custom x"),
+            VectorKey(f"{prefix}auth.service", "refused", _AWS, "es"),
+            VectorKey(f"{prefix}auth.auth", "refused", _AWS, {"region": "us-east-1"}),
+        ]
+    return tuple(keys)
+
+
+def _http_common(prefix: str = "") -> tuple[VectorKey, ...]:
+    return (
+        VectorKey(f"{prefix}compression", "same", "", "gzip"),
+        VectorKey(f"{prefix}compression", "refused", "snappy and zlib are not implemented here; use gzip or zstd", "zlib"),
+        *_batch(prefix),
+        *_request(prefix),
+        *_tls(prefix),
+        VectorKey(f"{prefix}dangerously_allow_unconfined_template_resolution", "accepted", _UNCONFINED, True),
+    )
+
+
+_RETRY_STRATEGY = (
+    VectorKey("retry_strategy.type", "same", "default: 408, 429 and 5xx are retried", "default"),
+    VectorKey("retry_strategy.type", "refused", "retry strategies other than default are not implemented: 408, 429 "
+              "and 5xx answers are retried, other answers go to the dead-letter file", "all"),
+    VectorKey("retry_strategy.status_codes", "refused", "retry strategies other than default are not implemented: "
+              "408, 429 and 5xx answers are retried, other answers go to the dead-letter file", [503]),
+)
+
+_CONSOLE = (
+    *_common("console"),
+    VectorKey("healthcheck.uri", "refused", "the console has no destination to check", "http://localhost/health"),
+    VectorKey("target", "same", "", "stderr"),
+    *_codec("encoding", ("json", "text"), pretty=True),
+    VectorKey("encoding.codec", "accepted", "raw_message is the message alone, as text", "raw_message"),
+    *_framing(),
+)
+
+_HTTP = (
+    *_common("http"),
+    *_proxy(),
+    VectorKey("healthcheck.uri", "same", "GET at start; no check without it, as in Vector", "http://collector/health"),
+    VectorKey("uri", "same", "", "http://collector:8080/logs"),
+    VectorKey("method", "same", "post or put", "put"),
+    VectorKey("method", "refused", "only post and put send a body of records", "get"),
+    *_codec("encoding", ("json", "text"), pretty=False),
+    VectorKey("encoding.json.pretty", "refused", "a pretty-printed record spans lines; the http sink sends one record "
+              "a line or a compact array", True),
+    *_framing(),
+    VectorKey("payload_prefix", "same", "with a JSON array body (codec json without framing)", '{"data":'),
+    VectorKey("payload_suffix", "same", "", "}"),
+    *_RETRY_STRATEGY,
+    *_auth(),
+    *_http_common(),
+)
+
+_ES_REFUSED_VERSION = ("external document versioning is not implemented; documents are written with "
+                       "Elasticsearch's internal versioning")
+
+_ELASTICSEARCH = (
+    *_common("elasticsearch"),
+    *_proxy(),
+    VectorKey("healthcheck.uri", "same", "replaces GET <endpoint>/_cluster/health", "http://es:9200/_cluster/health"),
+    VectorKey("endpoints", "same", "", ["http://es-1:9200", "http://es-2:9200"]),
+    VectorKey("endpoint", "same", "the same as endpoints: [<it>]", "http://es:9200"),
+    VectorKey("mode", "same", "", "data_stream"),
+    VectorKey("api_version", "same", "auto reads the version from GET / at start; v6 sends _type (doc_type)", "v6"),
+    VectorKey("doc_type", "same", "sent with api_version v6 (or an auto-detected 6)", "_doc"),
+    VectorKey("suppress_type_name", "same", "", True),
+    VectorKey("query", "same", "URL parameters of every _bulk request", {"_msg_field": "message"}),
+    VectorKey("query.*", "same", "Vector's {value} form too; type vrl is refused", {"value": "message"}),
+    VectorKey("pipeline", "same", "sent as ?pipeline=", "parse-logs"),
+    VectorKey("id_key", "same", "a string field becomes _id and leaves the document", "request_id"),
+    VectorKey("bulk.index", "same", "", "logs-{{ kubernetes.pod_namespace }}-%Y.%m.%d"),
+    VectorKey("bulk.action", "same", "index or create", "create"),
+    VectorKey("bulk.version", "refused", _ES_REFUSED_VERSION, "{{ version }}"),
+    VectorKey("bulk.version_type", "same", "internal", "internal"),
+    VectorKey("bulk.version_type", "refused", _ES_REFUSED_VERSION, "external"),
+    VectorKey("bulk.template_fallback_index", "refused", "not implemented: a record whose index does not render goes "
+              "to the dead-letter file with the reason", "logs-fallback"),
+    VectorKey("data_stream.type", "same", "", "logs"),
+    VectorKey("data_stream.dataset", "same", "", "kubernetes"),
+    VectorKey("data_stream.namespace", "same", "", "{{ kubernetes.pod_namespace }}"),
+    VectorKey("data_stream.auto_routing", "same", "false (ours by default; Vector's default is true)", False),
+    VectorKey("data_stream.auto_routing", "refused", "not implemented: documents go to the data stream named by "
+              "data_stream.type/dataset/namespace and are not changed; set it to false", True),
+    VectorKey("data_stream.sync_fields", "same", "false (ours by default; Vector's default is true)", False),
+    VectorKey("data_stream.sync_fields", "refused", "not implemented: documents go to the data stream named by "
+              "data_stream.type/dataset/namespace and are not changed; set it to false", True),
+    VectorKey("distribution.retry_initial_backoff_secs", "same", "", 2),
+    VectorKey("distribution.retry_max_duration_secs", "same", "", 600),
+    *_fields(),
+    VectorKey("request_retry_partial", "accepted", "items answered 429 or 5xx are always sent again, the others go to "
+              "the dead-letter file", True),
+    VectorKey("opensearch_service_type", "same", "managed", "managed"),
+    VectorKey("opensearch_service_type", "refused", "serverless needs AWS request signing, which is not implemented",
+              "serverless"),
+    VectorKey("metrics", "accepted", _METRIC_EVENTS, {"host_tag": "host"}),
+    *_auth(extra=False),
+    VectorKey("auth.access_key_id", "refused", _AWS, "AKIAIOSFODNN7EXAMPLE"),
+    VectorKey("auth.region", "refused", _AWS, "us-east-1"),
+    *_http_common(),
+)
+
+_LOKI = (
+    *_common("loki"),
+    *_proxy(),
+    VectorKey("healthcheck.uri", "same", "replaces GET <endpoint>/ready", "http://loki:3100/ready"),
+    VectorKey("endpoint", "same", "", "http://loki:3100"),
+    VectorKey("path", "same", "", "/loki/api/v1/push"),
+    VectorKey("labels", "same", "templates; a key with * (label expansion) is not supported",
+              {"namespace": "{{ kubernetes.pod_namespace }}"}),
+    VectorKey("structured_metadata", "same", "", {"pod": "{{ kubernetes.pod_name }}"}),
+    VectorKey("tenant_id", "same", "a static tenant (templates are refused)", "team-a"),
+    VectorKey("out_of_order_action", "same", "drop: counted as out_of_order and acknowledged", "drop"),
+    VectorKey("remove_label_fields", "same", "", True),
+    VectorKey("remove_structured_metadata_fields", "same", "", True),
+    VectorKey("remove_timestamp", "same", "Vector's default is true, ours false (the line keeps its timestamp)", True),
+    *_codec("encoding", ("json", "text"), pretty=False),
+    VectorKey("encoding.json.pretty", "refused", "a Loki line is one line", True),
+    *_auth(),
+    *_http_common(),
+)
+
+_OTLP = "protocol."
+_OPENTELEMETRY = (
+    *_common("opentelemetry"),
+    *_proxy(),
+    VectorKey("healthcheck.uri", "same", "GET at start; no check without it, as in Vector", "http://collector:13133/"),
+    VectorKey("protocol.type", "same", "http (OTLP/HTTP)", "http"),
+    VectorKey("protocol.uri", "same", "", "http://collector:4318/v1/logs"),
+    VectorKey("protocol.method", "same", "post", "post"),
+    VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf, built from the record (Vector needs an OTLP-shaped event)", "otlp"),
+    VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf (the protobuf options must name ExportLogsServiceRequest)", "protobuf"),
+    VectorKey("protocol.encoding.codec", "same", "OTLP/JSON (Vector would send the raw event as JSON)", "json"),
+    VectorKey("protocol.encoding.codec", "refused", _CODECS, "logfmt"),
+    VectorKey("protocol.encoding.protobuf", "same", "", {"desc_file": "/etc/otlp.desc",
+              "message_type": "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest"}),
+    VectorKey("protocol.encoding.only_fields", "refused", "not implemented for OTLP (a record's fields become its "
+              "resource and attributes); drop fields with a remap transform", ["message"]),
+    VectorKey("protocol.encoding.except_fields", "refused", "not implemented for OTLP (a record's fields become its "
+              "resource and attributes); drop fields with a remap transform", ["file"]),
+    VectorKey("protocol.encoding.timestamp_format", "refused", "OTLP carries the time as timeUnixNano, not as a field", "unix"),
+    VectorKey("protocol.headers", "same", "the same as protocol.request.headers", {"X-Tenant": "a"}),
+    VectorKey("protocol.framing", "refused", "an OTLP request body is one ExportLogsServiceRequest", {"method": "bytes"}),
+    VectorKey("protocol.payload_prefix", "refused", "an OTLP request body is the ExportLogsServiceRequest alone", "{"),
+    VectorKey("protocol.payload_suffix", "refused", "an OTLP request body is the ExportLogsServiceRequest alone", "}"),
+    VectorKey("protocol.acknowledgements.enabled", "accepted", _ACKS, True),
+    VectorKey("protocol.retry_strategy", "refused", "retry strategies other than default are not implemented: 408, 429 "
+              "and 5xx answers are retried, other answers go to the dead-letter file", {"type": "all"}),
+    VectorKey("protocol.dangerously_allow_unconfined_template_resolution", "accepted", _UNCONFINED, True),
+    VectorKey("protocol.compression", "same", "", "gzip"),
+    VectorKey("protocol.compression", "refused", "snappy and zlib are not implemented here; use gzip or zstd", "zlib"),
+    *_batch(_OTLP),
+    *_request(_OTLP),
+    *_tls(_OTLP),
+    *_auth(_OTLP),
+)
+
+_PROMETHEUS_EXPORTER = (
+    *_common("prometheus_exporter"),
+    VectorKey("address", "same", "serves metrics only (never a record), so a network address is fine", "0.0.0.0:9090"),
+    VectorKey("auth.strategy", "same", "what a scrape must send: basic or bearer", "bearer"),
+    VectorKey("auth.token", "same", "", "scrape-token"),
+    VectorKey("auth.user", "same", "", "prometheus"),
+    VectorKey("auth.password", "same", "", "s3cret"),
+    VectorKey("auth.strategy", "refused", _AWS, "aws"),
+    VectorKey("buckets", "refused", "not implemented: Vector builds these from metric events; the agent's own "
+              "histograms keep their buckets (leave buckets, quantiles, distributions_as_summaries unset)", [0.1, 1.0]),
+    VectorKey("quantiles", "refused", "not implemented: Vector builds these from metric events; the agent's own "
+              "histograms keep their buckets (leave buckets, quantiles, distributions_as_summaries unset)", [0.5]),
+    VectorKey("distributions_as_summaries", "same", "false", False),
+    VectorKey("flush_period_secs", "accepted", "metrics are read live at each scrape, so none goes stale", 60),
+    VectorKey("suppress_timestamp", "accepted", "samples never carry timestamps here (Prometheus stamps them at the scrape)", True),
+    VectorKey("default_namespace", "accepted", "every metric here has a namespace (logagent_, or the source's)", "service"),
+    VectorKey("tls.enabled", "same", "false", False),
+    VectorKey("tls.crt_file", "refused", "not implemented for the exporter: serve it on a private address, or put "
+              "a TLS proxy in front (the metrics hold no records)", "/etc/tls/tls.crt"),
+)
+
+#: component type -> its Vector keys
+SINKS_KEYS: dict[str, tuple[VectorKey, ...]] = {
+    "console": _CONSOLE,
+    "http": _HTTP,
+    "elasticsearch": _ELASTICSEARCH,
+    "loki": _LOKI,
+    "opentelemetry": _OPENTELEMETRY,
+    "prometheus_exporter": _PROMETHEUS_EXPORTER,
+}
+
+_SUPPORTED_CODECS = {"console": ("json", "text", "raw_message"), "http": ("json", "text"), "loki": ("json", "text")}
+
+
+def _values(kind: str) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "framing.method": lambda v: v == "newline_delimited",
+        "request.retry_jitter_mode": lambda v: v == "Full",
+        "compression": lambda v: v not in ("snappy", "zlib"),
+    }
+    if kind in _SUPPORTED_CODECS:
+        values["encoding.codec"] = lambda v, ok=_SUPPORTED_CODECS[kind]: v in ok
+    return values
+
+
+#: type -> path -> whether a value is one the same/accepted entries stand for (others get the refused note)
+SINKS_VALUES: dict[str, dict[str, Any]] = {kind: _values(kind) for kind in SINKS_KEYS}
+SINKS_VALUES["http"]["method"] = lambda v: v in ("post", "put")
+SINKS_VALUES["elasticsearch"].update({
+    "bulk.version_type": lambda v: v == "internal",
+    "data_stream.auto_routing": lambda v: v is False,
+    "data_stream.sync_fields": lambda v: v is False,
+    "opensearch_service_type": lambda v: v == "managed",
+    "auth.strategy": lambda v: v in ("basic", "bearer"),
+})
+for _kind in ("http", "loki", "prometheus_exporter"):
+    SINKS_VALUES[_kind]["auth.strategy"] = lambda v: v in ("basic", "bearer")
+SINKS_VALUES["http"]["retry_strategy.type"] = lambda v: v == "default"
+SINKS_VALUES["opentelemetry"].update({
+    "protocol.encoding.codec": lambda v: v in ("otlp", "protobuf", "json"),
+    "protocol.compression": lambda v: v not in ("snappy", "zlib"),
+    "protocol.request.retry_jitter_mode": lambda v: v == "Full",
+    "protocol.auth.strategy": lambda v: v in ("basic", "bearer"),
+})
+
+#: what each sink type needs besides the key under test (and its inputs)
+SINK_BODIES: dict[str, dict[str, Any]] = {
+    "console": {},
+    "http": {"uri": "http://collector:8080/logs"},
+    "elasticsearch": {"endpoints": ["http://es:9200"]},
+    "loki": {"endpoint": "http://loki:3100"},
+    "opentelemetry": {"protocol": {"type": "http", "uri": "http://collector:4318/v1/logs"}},
+    "prometheus_exporter": {},
+}
+
+_CODEC_JSON = {"encoding": {"codec": "json"}}
+
+#: (type, key) -> what else that key needs set to load (Vector needs the same companions)
+SINK_COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
+    **{(kind, f"encoding.{name}"): _CODEC_JSON for kind in ("console", "http")
+       for name in ("only_fields", "except_fields", "timestamp_format", "metric_tag_values", "json.pretty")},
+    ("http", "framing.method"): _CODEC_JSON,
+    ("http", "payload_prefix"): {"encoding": "json"},
+    ("http", "payload_suffix"): {"encoding": "json"},
+    ("elasticsearch", "endpoint"): {"endpoints": []},
+    ("opentelemetry", "protocol.encoding.protobuf"): {"protocol": {"encoding": {"codec": "protobuf"}}},
+    **{("opentelemetry", f"protocol.encoding.{name}"): {"protocol": {"encoding": {"codec": "otlp"}}}
+       for name in ("only_fields", "except_fields", "timestamp_format")},
+    **{(kind, f"{prefix}tls.key_file"): {f"{prefix}tls": {"crt_file": "/etc/tls/tls.crt"}}
+       for kind in SINKS_KEYS for prefix in ("", "protocol.")},
+    **{(kind, f"{prefix}auth.{name}"): {f"{prefix}auth": auth} for kind in SINKS_KEYS for prefix in ("", "protocol.")
+       for name, auth in (("strategy", {"token": "t0ken"}), ("token", {"strategy": "bearer"}),
+                          ("user", {"strategy": "basic", "password": "p"}), ("password", {"strategy": "basic", "user": "u"}))},
+}

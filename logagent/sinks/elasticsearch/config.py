@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 import msgspec
@@ -88,6 +88,8 @@ class ElasticsearchSinkConfig(BackendSinkOptions, tag="elasticsearch", tag_field
     #: Vector's: also retry the failed items of a partial success; we always retry those that can succeed
     request_retry_partial: bool = False
     opensearch_service_type: Literal["managed", "serverless"] = "managed"
+    #: Vector's options for metric events: accepted, no metric event reaches this sink
+    metrics: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.endpoint is not None and not self.endpoints:

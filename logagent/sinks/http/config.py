@@ -131,6 +131,8 @@ class HttpOptions(CommonSinkOptions, forbid_unknown_fields=True, kw_only=True):
     dead_letter: DeadLetterConfig = msgspec.field(default_factory=DeadLetterConfig)
     auth: AuthConfig | None = None
     tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
+    #: Vector's: accepted (templates here render names and labels, never paths)
+    dangerously_allow_unconfined_template_resolution: bool = False
 
     def __post_init__(self) -> None:
         """Vector's ``request.retry_*`` keys are our ``retry`` group's."""
@@ -153,8 +155,6 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
     payload_prefix: str = ""
     payload_suffix: str = ""
     retry_strategy: RetryStrategy = msgspec.field(default_factory=lambda: RetryStrategy())
-    #: Vector's: accepted (templates here render names and labels, never paths)
-    dangerously_allow_unconfined_template_resolution: bool = False
 
     @property
     def body_format(self) -> str:
@@ -188,9 +188,12 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
             raise ValueError("framing: goes with Vector's encoding mapping (encoding: {codec: json}); encoding: ndjson is already one record a line")
         if (self.payload_prefix or self.payload_suffix) and self.body_format != "json":
             raise ValueError("payload_prefix: only with a JSON array body (encoding: json, or codec json without framing)")
+        if self.retry_strategy.status_codes:
+            raise ValueError("retry_strategy.status_codes: retry strategies other than default are not implemented: "
+                             "408, 429 and 5xx answers are retried, other answers go to the dead-letter file")
         if self.retry_strategy.type != "default":
-            raise ValueError(f"retry_strategy.type: {self.retry_strategy.type} is not implemented: 408, 429 and 5xx "
-                             "answers are retried, other answers go to the dead-letter file")
+            raise ValueError("retry_strategy.type: retry strategies other than default are not implemented: 408, 429 "
+                             "and 5xx answers are retried, other answers go to the dead-letter file")
         validate_level(self.compression, self.compression_level)
         _validate_batch(self.batch)
         _validate_request(self.request, has_auth=self.auth is not None)

@@ -8,7 +8,7 @@ level, first found wins), plus the ``http`` sink's option groups (see
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -59,6 +59,9 @@ class OtlpHttpProtocol(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
     auth: AuthConfig | None = None
     tls: TlsConfig = msgspec.field(default_factory=TlsConfig)
+    dangerously_allow_unconfined_template_resolution: bool = False
+    #: Vector's retry_strategy (refused in validate)
+    retry_strategy: dict[str, Any] | None = None
 
     def otlp_encoding(self) -> str:
         """``protobuf`` or ``json``, or ``ValueError`` for a codec OTLP cannot be sent in."""
@@ -120,6 +123,11 @@ class OpentelemetrySinkConfig(BackendSinkOptions, tag="opentelemetry", tag_field
                 raise ValueError(f"protocol.encoding.{name}: not implemented for OTLP (a record's fields become its "
                                  "resource and attributes); drop fields with a remap transform")
         check_fields(encoding, "protocol.encoding")
+        if protocol.framing is not None:
+            raise ValueError("protocol.framing: an OTLP request body is one ExportLogsServiceRequest")
+        if protocol.retry_strategy is not None:
+            raise ValueError("protocol.retry_strategy: retry strategies other than default are not implemented: 408, "
+                             "429 and 5xx answers are retried, other answers go to the dead-letter file")
         if protocol.payload_prefix or protocol.payload_suffix:
             raise ValueError("protocol.payload_prefix: an OTLP request body is the ExportLogsServiceRequest alone")
 
