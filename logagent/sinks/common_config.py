@@ -103,7 +103,7 @@ class JsonCodecOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
 class FramingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Vector's ``framing``: only ``newline_delimited`` (one record per line), what the line-based sinks do."""
 
-    method: Literal["newline_delimited"]
+    method: Literal["newline_delimited"] = "newline_delimited"
 
 
 class FieldsOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -22,8 +22,6 @@ _RATE_LIMIT = ("request rate limits are not implemented; limit the requests in f
                "(the sources wait while the sink is busy)")
 _AWS = "AWS request signing is not implemented; use basic or bearer credentials (or a signing proxy)"
 _CUSTOM_AUTH = "auth strategy custom is not implemented; set the header with request.headers.Authorization"
-_CODECS = "only the codecs listed as same are implemented (" + ", ".join(
-    f"{name}: {why}" for name, why in sorted(REFUSED_CODECS.items())) + ")"
 _FRAMING = "only newline_delimited framing (one record a line) is implemented"
 _UNCONFINED = "templates here render index names, labels and headers, never file paths: there is nothing to confine"
 _SERVER_NAME = "not implemented: the name checked and sent (SNI) is the URI's host"
@@ -69,8 +67,8 @@ def _fields(prefix: str = "encoding") -> tuple[VectorKey, ...]:
 
 def _codec(prefix: str, codecs: tuple[str, ...], pretty: bool) -> tuple[VectorKey, ...]:
     keys = [VectorKey(f"{prefix}.codec", "same", "", codec) for codec in codecs]
+    keys += _refused_codecs(prefix, codecs)
     keys += [
-        VectorKey(f"{prefix}.codec", "refused", _CODECS, "logfmt"),
         *_fields(prefix),
         VectorKey(f"{prefix}.metric_tag_values", "accepted", _METRIC_EVENTS, "single"),
     ]
@@ -81,6 +79,12 @@ def _codec(prefix: str, codecs: tuple[str, ...], pretty: bool) -> tuple[VectorKe
             keys.append(VectorKey(f"{prefix}.{options}", "refused", f"the {options} codec is not supported: "
                                   f"{REFUSED_CODECS[options]}", {}))
     return tuple(keys)
+
+
+def _refused_codecs(prefix: str, implemented: tuple[str, ...]) -> list[VectorKey]:
+    """One refusal per codec (the config refuses each with its own reason, which is the note)."""
+    return [VectorKey(f"{prefix}.codec", "refused", f"{codec} is not supported: {why}", codec)
+            for codec, why in sorted(REFUSED_CODECS.items()) if codec not in implemented]
 
 
 def _framing(prefix: str = "framing") -> tuple[VectorKey, ...]:
@@ -273,7 +277,7 @@ _OPENTELEMETRY = (
     VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf, built from the record (Vector needs an OTLP-shaped event)", "otlp"),
     VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf (the protobuf options must name ExportLogsServiceRequest)", "protobuf"),
     VectorKey("protocol.encoding.codec", "same", "OTLP/JSON (Vector would send the raw event as JSON)", "json"),
-    VectorKey("protocol.encoding.codec", "refused", _CODECS, "logfmt"),
+    *_refused_codecs("protocol.encoding", ("otlp", "protobuf", "json")),
     VectorKey("protocol.encoding.protobuf", "same", "", {"desc_file": "/etc/otlp.desc",
               "message_type": "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest"}),
     VectorKey("protocol.encoding.only_fields", "refused", "not implemented for OTLP (a record's fields become its "
@@ -328,17 +332,12 @@ SINKS_KEYS: dict[str, tuple[VectorKey, ...]] = {
     "prometheus_exporter": _PROMETHEUS_EXPORTER,
 }
 
-_SUPPORTED_CODECS = {"console": ("json", "text", "raw_message"), "http": ("json", "text"), "loki": ("json", "text")}
-
-
 def _values(kind: str) -> dict[str, Any]:
     values: dict[str, Any] = {
         "framing.method": lambda v: v == "newline_delimited",
         "request.retry_jitter_mode": lambda v: v == "Full",
         "compression": lambda v: v not in ("snappy", "zlib"),
     }
-    if kind in _SUPPORTED_CODECS:
-        values["encoding.codec"] = lambda v, ok=_SUPPORTED_CODECS[kind]: v in ok
     return values
 
 
@@ -356,7 +355,6 @@ for _kind in ("http", "loki", "prometheus_exporter"):
     SINKS_VALUES[_kind]["auth.strategy"] = lambda v: v in ("basic", "bearer")
 SINKS_VALUES["http"]["retry_strategy.type"] = lambda v: v == "default"
 SINKS_VALUES["opentelemetry"].update({
-    "protocol.encoding.codec": lambda v: v in ("otlp", "protobuf", "json"),
     "protocol.compression": lambda v: v not in ("snappy", "zlib"),
     "protocol.request.retry_jitter_mode": lambda v: v == "Full",
     "protocol.auth.strategy": lambda v: v in ("basic", "bearer"),
