@@ -32,7 +32,8 @@ def check_graph(config: Config) -> list[str]:
     _check_ids(config)
     ports = output_ports(config)
     consumers = _check_inputs(config, ports)
-    _check_metrics_edges(config)
+    for error in metrics_edge_errors(config):
+        raise error
     _check_cycles(config, ports)
     _check_templates(config)
     return _unreachable_warnings(config, consumers)
@@ -68,20 +69,22 @@ def _check_inputs(config: Config, ports: dict[str, str]) -> dict[str, list[str]]
     return consumers
 
 
-def _check_metrics_edges(config: Config) -> None:
+def metrics_edge_errors(config: Config) -> list[ConfigError]:
     """Metrics go from ``internal_metrics`` to ``prometheus_exporter`` only, and records never there."""
+    errors: list[ConfigError] = []
     for section in ("transforms", "sinks"):
         for component_id, component in getattr(config, section).items():
             exporter = isinstance(component, PrometheusExporterConfig)
             for index, name in enumerate(component.inputs):
                 metrics = is_metrics_source(config.sources.get(name))
                 if metrics and not exporter:
-                    raise ConfigError(f'"{name}" is an internal_metrics source: its metrics go to a '
-                                      "prometheus_exporter sink only (no records come from it)",
-                                      f"{section}.{component_id}.inputs[{index}]")
+                    errors.append(ConfigError(f'"{name}" is an internal_metrics source: its metrics go to a '
+                                              "prometheus_exporter sink only (no records come from it)",
+                                              f"{section}.{component_id}.inputs[{index}]"))
                 if exporter and not metrics:
-                    raise ConfigError(f'"{name}" gives log records; a prometheus_exporter takes internal_metrics '
-                                      "sources only", f"{section}.{component_id}.inputs[{index}]")
+                    errors.append(ConfigError(f'"{name}" gives log records; a prometheus_exporter takes internal_metrics '
+                                              "sources only", f"{section}.{component_id}.inputs[{index}]"))
+    return errors
 
 
 def _unknown_input(config: Config, ports: dict[str, str], component_id: str, name: str) -> str:
