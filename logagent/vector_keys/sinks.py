@@ -212,7 +212,8 @@ _ELASTICSEARCH = (
     VectorKey("doc_type", "same", "sent with api_version v6 (or an auto-detected 6)", "_doc"),
     VectorKey("suppress_type_name", "same", "", True),
     VectorKey("query", "same", "URL parameters of every _bulk request", {"_msg_field": "message"}),
-    VectorKey("query.*", "same", "Vector's {value} form too; type vrl is refused", {"value": "message"}),
+    VectorKey("query.*", "same", "Vector's {value} form too; type vrl is refused", {"value": "message", "type": "string"}),
+    VectorKey("query.*", "refused", "vrl query values are not supported; give the value itself", {"value": ".a", "type": "vrl"}),
     VectorKey("pipeline", "same", "sent as ?pipeline=", "parse-logs"),
     VectorKey("id_key", "same", "a string field becomes _id and leaves the document", "request_id"),
     VectorKey("bulk.index", "same", "", "logs-{{ kubernetes.pod_namespace }}-%Y.%m.%d"),
@@ -278,7 +279,7 @@ _OPENTELEMETRY = (
     VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf (the protobuf options must name ExportLogsServiceRequest)", "protobuf"),
     VectorKey("protocol.encoding.codec", "same", "OTLP/JSON (Vector would send the raw event as JSON)", "json"),
     *_refused_codecs("protocol.encoding", ("otlp", "protobuf", "json")),
-    VectorKey("protocol.encoding.protobuf", "same", "", {"desc_file": "/etc/otlp.desc",
+    VectorKey("protocol.encoding.protobuf", "same", "", {"desc_file": "/etc/otlp.desc", "use_json_names": False,
               "message_type": "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest"}),
     VectorKey("protocol.encoding.only_fields", "refused", "not implemented for OTLP (a record's fields become its "
               "resource and attributes); drop fields with a remap transform", ["message"]),

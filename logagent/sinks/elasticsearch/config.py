@@ -153,7 +153,7 @@ class ElasticsearchSinkConfig(BackendSinkOptions, tag="elasticsearch", tag_field
         check_fields(self.encoding)
         for name, value in self.query.items():
             if isinstance(value, QueryValue) and value.type == "vrl":
-                raise ValueError(f"query.{name}.type: vrl query values are not supported; give the value itself")
+                raise ValueError(f"query.{name}: vrl query values are not supported; give the value itself")
         if self.id_key is not None:
             try:
                 parse_field_path(self.id_key)
