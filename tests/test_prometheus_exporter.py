@@ -13,6 +13,7 @@ from logagent.config import ConfigError, parse_config
 from logagent.graph import check_graph
 from tests.agent_process import AgentProcess, offline_config, read_complete_lines
 from tests.logwriter import format_line, pod_dir_name
+from tests.test_sink_http import pki  # noqa: F401 - the fixture
 
 #: the Vector Helm chart's default agent pair, with a port of the test's choosing and a token
 EXPORTER = ("  internal_metrics: {type: internal_metrics}\n", "  prom_exporter:\n    type: prometheus_exporter\n"
@@ -75,10 +76,41 @@ def test_metrics_and_records_do_not_mix(sinks: str, message: str) -> None:
 
 @pytest.mark.parametrize("text, message", [
     ("{type: prometheus_exporter, inputs: [m], buckets: [1.0]}", "sinks.p.buckets: not implemented"),
-    ("{type: prometheus_exporter, inputs: [m], tls: {enabled: true}}", "sinks.p.tls: not implemented"),
+    ("{type: prometheus_exporter, inputs: [m], tls: {enabled: true}}", "sinks.p.tls.crt_file: a TLS exporter needs"),
     ("{type: prometheus_exporter, inputs: [m], address: nowhere}", 'sinks.p.address: expected "host:port"'),
 ])
 def test_exporter_keys_that_cannot_be_honoured(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config("sources: {m: {type: internal_metrics}}\nsinks:\n  p: " + text + "\n", {})
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+async def test_exporter_over_tls_with_a_minimum_version(pki) -> None:
+    """OpenShift's logging operator serves the exporter over TLS (crt_file, key_file, min_tls_version)."""
+    import asyncio
+    import ssl
+    from types import SimpleNamespace
+
+    from logagent.sinks.prometheus.exporter import PrometheusExporterSink
+
+    config = parse_config(
+        "sources: {m: {type: internal_metrics}}\nsinks:\n  p: {type: prometheus_exporter, inputs: [m], "
+        f"address: '127.0.0.1:0', tls: {{enabled: true, crt_file: '{pki / 'server.pem'}', key_file: '{pki / 'server.key'}', "
+        "min_tls_version: VersionTLS13}}\n", {})
+    sink = PrometheusExporterSink("p", config.sinks["p"])
+    sink.attach(SimpleNamespace(config=config, sources={}, transforms={}, sinks={"p": sink}, inboxes={}))
+    await sink.start()
+    try:
+        client = ssl.create_default_context(cafile=str(pki / "ca.pem"))
+        reader, writer = await asyncio.open_connection("127.0.0.1", sink.port, ssl=client)
+        assert writer.get_extra_info("ssl_object").version() == "TLSv1.3"
+        writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = await reader.read()
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200") and b"vector_build_info" in answer
+        old = ssl.create_default_context(cafile=str(pki / "ca.pem"))
+        old.maximum_version = ssl.TLSVersion.TLSv1_2
+        with pytest.raises(OSError):  # ssl.SSLError or a reset: the handshake is refused
+            await asyncio.open_connection("127.0.0.1", sink.port, ssl=old)
+    finally:
+        await sink.stop()

@@ -260,3 +260,44 @@ def test_healthcheck_disabled_makes_no_check():
     assert check_uri(sink_config("{type: http, inputs: [k], uri: 'http://h/', healthcheck: {uri: 'http://h/up'}}")) == "http://h/up"
     assert msgspec.structs.asdict(parse_config("healthchecks: {enabled: false}\n", {}).healthchecks) == {
         "enabled": False, "require_healthy": False}
+
+
+# ---------------------------------------------------------------- opentelemetry, Vector's codec json
+
+
+async def test_opentelemetry_codec_json_sends_the_records_as_vector_does(servers, tmp_path):
+    """pganalyze's config: a remap shapes each record as an OTLP ResourceLogs; the sink wraps them in
+    {"resourceLogs": [...]} with payload_prefix/suffix, and the Collector parses that."""
+    from logagent.event import FileContext, LogEvent
+    from logagent.sinks.opentelemetry.sink import OpentelemetrySink
+    from receivers.backends import otlp_request
+
+    receiver = await servers("opentelemetry")
+    config = sink_config(
+        f"{{type: opentelemetry, inputs: [k], protocol: {{type: http, uri: '{receiver.url}', method: post, "
+        "encoding: {codec: json}, framing: {method: character_delimited, character_delimited: {delimiter: ','}}, "
+        "payload_prefix: '{\"resourceLogs\":', payload_suffix: '}', batch: {timeout_secs: 0.05}, "
+        "request: {headers: {content-type: application/json}}}}")
+    shaped = FileContext({"resource": {"attributes": [{"key": "k8s.pod.name", "value": {"stringValue": "web"}}]}})
+    events = [LogEvent(None, None, None, shaped, fields={"scopeLogs": [{"logRecords": [{"body": {"stringValue": m}}]}]})
+              for m in ("a", "b")]
+    sink = OpentelemetrySink("otel", config, data_dir=tmp_path)
+    await run_sink(None, [Batch(events, [AckGroup()], 100)], sink=sink)
+    (entry,) = receiver.accepted
+    content_types = [v for k, v in entry.headers.items() if k.lower() == "content-type"]
+    assert content_types == ["application/json"], entry.headers
+    request = otlp_request(entry)
+    assert [r.body.string_value for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records] == ["a", "b"]
+    assert request.resource_logs[0].resource.attributes[0].value.string_value == "web"
+
+
+def test_tls_minimum_version_and_ciphers_reach_the_context():
+    import ssl
+
+    from logagent.sinks.http.tls import build_ssl_context
+
+    config = sink_config("{type: http, inputs: [k], uri: 'https://h/', tls: {min_tls_version: VersionTLS12, "
+                         "ciphersuites: 'TLS_AES_128_GCM_SHA256,ECDHE-RSA-AES128-GCM-SHA256', verify_certificate: false}}")
+    context = build_ssl_context(config.tls)
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2 and context.verify_mode == ssl.CERT_NONE
+    assert {c["name"] for c in context.get_ciphers() if c["protocol"] == "TLSv1.2"} == {"ECDHE-RSA-AES128-GCM-SHA256"}

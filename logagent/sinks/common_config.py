@@ -100,10 +100,27 @@ class JsonCodecOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     pretty: bool = False
 
 
-class FramingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Vector's ``framing``: only ``newline_delimited`` (one record per line), what the line-based sinks do."""
+class CharacterDelimited(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    delimiter: str
 
-    method: Literal["newline_delimited"] = "newline_delimited"
+
+class FramingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Vector's ``framing``: ``newline_delimited`` (one record a line) or, for a JSON array,
+    ``character_delimited`` with ``,`` (what Vector's http sink does with ``codec: json``)."""
+
+    method: Literal["newline_delimited", "character_delimited"] = "newline_delimited"
+    character_delimited: CharacterDelimited | None = None
+
+    @property
+    def json_array(self) -> bool:
+        return self.method == "character_delimited"
+
+    def validate(self, key: str = "framing") -> None:
+        if self.method == "character_delimited":
+            if self.character_delimited is not None and self.character_delimited.delimiter != ",":
+                raise ValueError(f"{key}.character_delimited.delimiter: only \",\" (a JSON array) is implemented")
+        elif self.character_delimited is not None:
+            raise ValueError(f"{key}.character_delimited: only with method character_delimited")
 
 
 class FieldsOptions(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -22,7 +22,8 @@ _RATE_LIMIT = ("request rate limits are not implemented; limit the requests in f
                "(the sources wait while the sink is busy)")
 _AWS = "AWS request signing is not implemented; use basic or bearer credentials (or a signing proxy)"
 _CUSTOM_AUTH = "auth strategy custom is not implemented; set the header with request.headers.Authorization"
-_FRAMING = "only newline_delimited framing (one record a line) is implemented"
+_FRAMING = ("only newline_delimited framing (one record a line), and character_delimited with \",\" (a JSON "
+            "array) where the body is JSON, are implemented")
 _UNCONFINED = "templates here render index names, labels and headers, never file paths: there is nothing to confine"
 _SERVER_NAME = "not implemented: the name checked and sent (SNI) is the URI's host"
 
@@ -87,14 +88,19 @@ def _refused_codecs(prefix: str, implemented: tuple[str, ...]) -> list[VectorKey
             for codec, why in sorted(REFUSED_CODECS.items()) if codec not in implemented]
 
 
-def _framing(prefix: str = "framing") -> tuple[VectorKey, ...]:
-    return (
-        VectorKey(f"{prefix}.method", "same", "", "newline_delimited"),
+def _framing(prefix: str = "framing", json_array: bool = True) -> tuple[VectorKey, ...]:
+    keys = [VectorKey(f"{prefix}.method", "same", "", "newline_delimited")]
+    if json_array:
+        keys += [
+            VectorKey(f"{prefix}.method", "same", "with codec json: a JSON array, as Vector's http sink", "character_delimited"),
+            VectorKey(f"{prefix}.character_delimited.delimiter", "same", "\",\" only (a JSON array)", ","),
+        ]
+    keys += [
         VectorKey(f"{prefix}.method", "refused", _FRAMING, "length_delimited"),
-        VectorKey(f"{prefix}.character_delimited", "refused", _FRAMING, {"delimiter": ","}),
         VectorKey(f"{prefix}.length_delimited", "refused", _FRAMING, {"length_field_length": 4}),
         VectorKey(f"{prefix}.max_frame_length", "refused", _FRAMING, 8388608),
-    )
+    ]
+    return tuple(keys)
 
 
 def _batch(prefix: str = "") -> tuple[VectorKey, ...]:
@@ -132,6 +138,9 @@ def _tls(prefix: str = "") -> tuple[VectorKey, ...]:
         VectorKey(f"{prefix}tls.verify_certificate", "same", "false also turns off verify_hostname's check", True),
         VectorKey(f"{prefix}tls.verify_hostname", "same", "", True),
         VectorKey(f"{prefix}tls.server_name", "refused", _SERVER_NAME, "es.internal"),
+        VectorKey(f"{prefix}tls.min_tls_version", "same", "the OpenShift logging operator's Vector", "VersionTLS12"),
+        VectorKey(f"{prefix}tls.ciphersuites", "same", "the OpenShift logging operator's Vector; TLS 1.3 suites are "
+                  "the TLS library's", "ECDHE-RSA-AES128-GCM-SHA256"),
     )
 
 
@@ -177,7 +186,8 @@ _CONSOLE = (
     VectorKey("target", "same", "", "stderr"),
     *_codec("encoding", ("json", "text"), pretty=True),
     VectorKey("encoding.codec", "accepted", "raw_message is the message alone, as text", "raw_message"),
-    *_framing(),
+    *_framing(json_array=False),
+    VectorKey("framing.method", "refused", "the console writes one record a line (newline_delimited)", "character_delimited"),
 )
 
 _HTTP = (
@@ -277,19 +287,16 @@ _OPENTELEMETRY = (
     VectorKey("protocol.method", "same", "post", "post"),
     VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf, built from the record (Vector needs an OTLP-shaped event)", "otlp"),
     VectorKey("protocol.encoding.codec", "same", "OTLP/protobuf (the protobuf options must name ExportLogsServiceRequest)", "protobuf"),
-    VectorKey("protocol.encoding.codec", "same", "OTLP/JSON (Vector would send the raw event as JSON)", "json"),
+    VectorKey("protocol.encoding.codec", "same", "the records themselves as JSON, as Vector sends them (OTLP-shaped by "
+              "a remap transform): a JSON array (with payload_prefix/suffix), or ndjson with newline framing", "json"),
     *_refused_codecs("protocol.encoding", ("otlp", "protobuf", "json")),
     VectorKey("protocol.encoding.protobuf", "same", "", {"desc_file": "/etc/otlp.desc", "use_json_names": False,
               "message_type": "opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest"}),
-    VectorKey("protocol.encoding.only_fields", "refused", "not implemented for OTLP (a record's fields become its "
-              "resource and attributes); drop fields with a remap transform", ["message"]),
-    VectorKey("protocol.encoding.except_fields", "refused", "not implemented for OTLP (a record's fields become its "
-              "resource and attributes); drop fields with a remap transform", ["file"]),
-    VectorKey("protocol.encoding.timestamp_format", "refused", "OTLP carries the time as timeUnixNano, not as a field", "unix"),
+    *_fields("protocol.encoding"),
     VectorKey("protocol.headers", "same", "the same as protocol.request.headers", {"X-Tenant": "a"}),
-    VectorKey("protocol.framing", "refused", "an OTLP request body is one ExportLogsServiceRequest", {"method": "bytes"}),
-    VectorKey("protocol.payload_prefix", "refused", "an OTLP request body is the ExportLogsServiceRequest alone", "{"),
-    VectorKey("protocol.payload_suffix", "refused", "an OTLP request body is the ExportLogsServiceRequest alone", "}"),
+    *_framing("protocol.framing"),
+    VectorKey("protocol.payload_prefix", "same", "with codec json", '{"resourceLogs":'),
+    VectorKey("protocol.payload_suffix", "same", "with codec json", "}"),
     VectorKey("protocol.acknowledgements.enabled", "accepted", _ACKS, True),
     VectorKey("protocol.retry_strategy", "refused", "retry strategies other than default are not implemented: 408, 429 "
               "and 5xx answers are retried, other answers go to the dead-letter file", {"type": "all"}),
@@ -318,9 +325,17 @@ _PROMETHEUS_EXPORTER = (
     VectorKey("flush_period_secs", "accepted", "metrics are read live at each scrape, so none goes stale", 60),
     VectorKey("suppress_timestamp", "accepted", "samples never carry timestamps here (Prometheus stamps them at the scrape)", True),
     VectorKey("default_namespace", "accepted", "every metric here has a namespace (logagent_, or the source's)", "service"),
-    VectorKey("tls.enabled", "same", "false", False),
-    VectorKey("tls.crt_file", "refused", "not implemented for the exporter: serve it on a private address, or put "
-              "a TLS proxy in front (the metrics hold no records)", "/etc/tls/tls.crt"),
+    VectorKey("tls.enabled", "same", "serves HTTPS with crt_file and key_file", False),
+    VectorKey("tls.crt_file", "same", "", "/etc/tls/tls.crt"),
+    VectorKey("tls.key_file", "same", "", "/etc/tls/tls.key"),
+    VectorKey("tls.key_pass", "same", "", "secret"),
+    VectorKey("tls.ca_file", "same", "scrapers must show a certificate it signed", "/etc/tls/ca.crt"),
+    VectorKey("tls.verify_certificate", "same", "false: a scraper's certificate is asked for, not required", True),
+    VectorKey("tls.verify_hostname", "accepted", "a server checks no host name", True),
+    VectorKey("tls.alpn_protocols", "same", "", ["http/1.1"]),
+    VectorKey("tls.min_tls_version", "same", "the OpenShift logging operator's Vector", "VersionTLS12"),
+    VectorKey("tls.ciphersuites", "same", "the OpenShift logging operator's Vector", "ECDHE-RSA-AES128-GCM-SHA256"),
+    VectorKey("tls.server_name", "refused", "not implemented for the exporter (it is the server)", "metrics.local"),
 )
 
 #: component type -> its Vector keys
@@ -335,7 +350,7 @@ SINKS_KEYS: dict[str, tuple[VectorKey, ...]] = {
 
 def _values(kind: str) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "framing.method": lambda v: v == "newline_delimited",
+        "framing.method": lambda v: v in ("newline_delimited", "character_delimited"),
         "request.retry_jitter_mode": lambda v: v == "Full",
         "compression": lambda v: v not in ("snappy", "zlib"),
     }
@@ -354,6 +369,8 @@ SINKS_VALUES["elasticsearch"].update({
 })
 for _kind in ("http", "loki", "prometheus_exporter"):
     SINKS_VALUES[_kind]["auth.strategy"] = lambda v: v in ("basic", "bearer")
+SINKS_VALUES["console"]["framing.method"] = lambda v: v == "newline_delimited"
+SINKS_VALUES["opentelemetry"]["protocol.framing.method"] = lambda v: v in ("newline_delimited", "character_delimited")
 SINKS_VALUES["http"]["retry_strategy.type"] = lambda v: v == "default"
 SINKS_VALUES["opentelemetry"].update({
     "protocol.compression": lambda v: v not in ("snappy", "zlib"),
@@ -382,8 +399,15 @@ SINK_COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("http", "payload_suffix"): {"encoding": "json"},
     ("elasticsearch", "endpoint"): {"endpoints": []},
     ("opentelemetry", "protocol.encoding.protobuf"): {"protocol": {"encoding": {"codec": "protobuf"}}},
-    **{("opentelemetry", f"protocol.encoding.{name}"): {"protocol": {"encoding": {"codec": "otlp"}}}
-       for name in ("only_fields", "except_fields", "timestamp_format")},
+    **{("opentelemetry", f"protocol.{name}"): {"protocol": {"encoding": {"codec": "json"}}}
+       for name in ("encoding.only_fields", "encoding.except_fields", "encoding.timestamp_format", "framing.method",
+                    "framing.character_delimited.delimiter", "payload_prefix", "payload_suffix")},
+    ("http", "framing.character_delimited.delimiter"): {**_CODEC_JSON, "framing": {"method": "character_delimited"}},
+    ("opentelemetry", "protocol.framing.character_delimited.delimiter"): {
+        "protocol": {"encoding": {"codec": "json"}, "framing": {"method": "character_delimited"}}},
+    ("prometheus_exporter", "tls.enabled"): {},
+    **{("prometheus_exporter", f"tls.{name}"): {"tls": {"crt_file": "/etc/tls/tls.crt"}}
+       for name in ("key_file",)},
     **{(kind, f"{prefix}tls.key_file"): {f"{prefix}tls": {"crt_file": "/etc/tls/tls.crt"}}
        for kind in SINKS_KEYS for prefix in ("", "protocol.")},
     **{(kind, f"{prefix}auth.{name}"): {f"{prefix}auth": auth} for kind in SINKS_KEYS for prefix in ("", "protocol.")

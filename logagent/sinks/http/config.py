@@ -105,6 +105,10 @@ class TlsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     alpn_protocols: list[str] | None = None
     #: Vector's SNI override (refused, see ``_validate_tls``)
     server_name: str | None = None
+    #: the OpenShift logging operator's Vector keys: the lowest TLS version, and the cipher suites
+    #: (OpenSSL names, comma-separated; TLS 1.3 suites are always those of the TLS library)
+    min_tls_version: Literal["VersionTLS10", "VersionTLS11", "VersionTLS12", "VersionTLS13"] | None = None
+    ciphersuites: str | None = None
 
     def __repr__(self) -> str:
         return (f"TlsConfig(ca_file={self.ca_file!r}, crt_file={self.crt_file!r}, key_file={self.key_file!r}, "
@@ -162,7 +166,7 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
         encoding = self.encoding
         if isinstance(encoding, str):
             return encoding
-        if encoding.codec == "json" and self.framing is None:
+        if encoding.codec == "json" and (self.framing is None or self.framing.json_array):
             return "json"
         return "ndjson" if encoding.codec == "json" else "text"
 
@@ -175,19 +179,30 @@ class HttpSinkConfig(HttpOptions, tag="http", tag_field="type", forbid_unknown_f
             f"auth={self.auth!r}, tls={self.tls!r})"
         )
 
+    def _validate_body(self) -> None:
+        """``encoding``, ``framing``, ``payload_prefix``/``payload_suffix`` fit together."""
+        if isinstance(self.encoding, str):
+            if self.framing is not None:
+                raise ValueError("framing: goes with Vector's encoding mapping (encoding: {codec: json}); "
+                                 "encoding: ndjson is already one record a line")
+        else:
+            self.encoding.checked_codec(("json", "text"))
+            if self.encoding.json.pretty:
+                raise ValueError("encoding.json.pretty: a pretty-printed record spans lines; the http sink sends one "
+                                 "record a line or a compact array")
+            check_fields(self.encoding)
+            if self.framing is not None:
+                self.framing.validate()
+                if self.framing.json_array and self.encoding.codec != "json":
+                    raise ValueError("framing.method: character_delimited makes a JSON array, with codec json only")
+        if (self.payload_prefix or self.payload_suffix) and self.body_format != "json":
+            raise ValueError("payload_prefix: only with a JSON array body (encoding: json, or codec json without framing)")
+
     def validate(self) -> None:
         """Raise ``ValueError("<key>: <reason>")`` on the first inconsistent option."""
         _validate_uri(self.uri)
         self.validate_common()
-        if not isinstance(self.encoding, str):
-            self.encoding.checked_codec(("json", "text"))
-            if self.encoding.json.pretty:
-                raise ValueError("encoding.json.pretty: a pretty-printed record spans lines; the http sink sends one record a line or a compact array")
-            check_fields(self.encoding)
-        elif self.framing is not None:
-            raise ValueError("framing: goes with Vector's encoding mapping (encoding: {codec: json}); encoding: ndjson is already one record a line")
-        if (self.payload_prefix or self.payload_suffix) and self.body_format != "json":
-            raise ValueError("payload_prefix: only with a JSON array body (encoding: json, or codec json without framing)")
+        self._validate_body()
         if self.retry_strategy.status_codes:
             raise ValueError("retry_strategy.status_codes: retry strategies other than default are not implemented: "
                              "408, 429 and 5xx answers are retried, other answers go to the dead-letter file")
@@ -315,6 +330,4 @@ def _validate_tls(tls: TlsConfig) -> None:
         raise ValueError("tls.key_file: needs tls.crt_file")
     if tls.server_name is not None:
         raise ValueError("tls.server_name: not implemented: the name checked and sent (SNI) is the URI's host")
-    if not tls.verify_certificate and tls.verify_hostname:
-        raise ValueError("tls.verify_hostname: a name cannot be checked without the certificate; "
-                         "set verify_hostname: false with verify_certificate: false")
+

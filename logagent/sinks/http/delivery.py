@@ -190,8 +190,9 @@ class Delivery:
         return headers
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": self._protocol.content_type}
-        headers.update(self._config.request.headers)
+        configured = self._config.request.headers
+        headers = {} if any(name.lower() == "content-type" for name in configured) else {"Content-Type": self._protocol.content_type}
+        headers.update(configured)
         if self._bodies.content_encoding is not None:
             headers["Content-Encoding"] = self._bodies.content_encoding
         try:

@@ -32,7 +32,26 @@ def build_ssl_context(tls: TlsConfig) -> ssl.SSLContext:
         context.verify_mode = ssl.CERT_NONE
     if tls.alpn_protocols:
         context.set_alpn_protocols(tls.alpn_protocols)
+    apply_versions(context, tls.min_tls_version, tls.ciphersuites)
     return context
+
+
+_VERSIONS = {"VersionTLS10": ssl.TLSVersion.TLSv1, "VersionTLS11": ssl.TLSVersion.TLSv1_1,
+             "VersionTLS12": ssl.TLSVersion.TLSv1_2, "VersionTLS13": ssl.TLSVersion.TLSv1_3}
+
+
+def apply_versions(context: ssl.SSLContext, min_tls_version: str | None, ciphersuites: str | None) -> None:
+    """``min_tls_version`` and ``ciphersuites``; raises ``ValueError("tls.ciphersuites: ...")`` for unknown suites."""
+    if min_tls_version is not None:
+        context.minimum_version = _VERSIONS[min_tls_version]
+    if ciphersuites:
+        # TLS 1.3 suites (TLS_*) cannot be chosen through Python's ssl module: the library's are used
+        legacy = [name.strip() for name in ciphersuites.split(",") if name.strip() and not name.strip().startswith("TLS_")]
+        if legacy:
+            try:
+                context.set_ciphers(":".join(legacy))
+            except ssl.SSLError:
+                raise ValueError(f"tls.ciphersuites: none of {', '.join(legacy)} is a cipher suite of this TLS library") from None
 
 
 def _reason(exc: BaseException) -> str:

@@ -64,7 +64,8 @@ class OtlpHttpProtocol(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     retry_strategy: dict[str, Any] | None = None
 
     def otlp_encoding(self) -> str:
-        """``protobuf`` or ``json``, or ``ValueError`` for a codec OTLP cannot be sent in."""
+        """``protobuf``, or ``records`` for Vector's ``codec: json`` (the records themselves as JSON, as
+        Vector sends them: OTLP-shaped by a remap transform); ``ValueError`` for another codec."""
         codec = self.encoding.codec
         if codec in ("otlp", "protobuf"):
             options = self.encoding.protobuf
@@ -72,7 +73,14 @@ class OtlpHttpProtocol(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
                 raise ValueError(f"protocol.encoding.protobuf.message_type: records are sent as {_LOGS_REQUEST}, "
                                  f"got {options.message_type!r}")
             return "protobuf"
-        return self.encoding.checked_codec(("json",), "protocol.encoding.codec")
+        self.encoding.checked_codec(("json",), "protocol.encoding.codec")
+        return "records"
+
+    @property
+    def body_format(self) -> str:
+        """For ``records``: ``json`` (an array, Vector's default framing) or ``ndjson`` (newline_delimited)."""
+        framing = self.framing
+        return "ndjson" if framing is not None and not framing.json_array else "json"
 
 
 class OpentelemetrySinkConfig(BackendSinkOptions, tag="opentelemetry", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -89,7 +97,7 @@ class OpentelemetrySinkConfig(BackendSinkOptions, tag="opentelemetry", tag_field
 
     @property
     def otlp_encoding(self) -> str:
-        """``protobuf`` or ``json``: ours, or from Vector's ``protocol.encoding.codec``."""
+        """``protobuf`` or ``json`` (OTLP/JSON): ours; ``protobuf`` or ``records`` from Vector's ``protocol.encoding.codec``."""
         return self.protocol.otlp_encoding() if self.protocol is not None else self.encoding
 
     def http_config(self, uri: str, headers: dict[str, str] | None = None) -> HttpSinkConfig:
@@ -114,20 +122,25 @@ class OpentelemetrySinkConfig(BackendSinkOptions, tag="opentelemetry", tag_field
         conflicts = [name for name in ("uri", "encoding", *PROTOCOL_GROUPS) if _set_at_top(self, name)]
         if conflicts:
             raise ValueError(f"{conflicts[0]}: set it inside protocol (Vector's layout) or at the top (ours), not both")
-        protocol.otlp_encoding()
         encoding = protocol.encoding
+        check_fields(encoding, "protocol.encoding")
+        if protocol.retry_strategy is not None:
+            raise ValueError("protocol.retry_strategy: retry strategies other than default are not implemented: 408, "
+                             "429 and 5xx answers are retried, other answers go to the dead-letter file")
+        if protocol.otlp_encoding() == "records":  # Vector's codec json: the http sink's body of the records
+            if protocol.framing is not None:
+                protocol.framing.validate("protocol.framing")
+            if (protocol.payload_prefix or protocol.payload_suffix) and protocol.body_format != "json":
+                raise ValueError("protocol.payload_prefix: only with a JSON array body (no framing, or character_delimited)")
+            return
         if encoding.timestamp_format not in (None, "rfc3339"):
             raise ValueError("protocol.encoding.timestamp_format: OTLP carries the time as timeUnixNano, not as a field")
         for name in ("only_fields", "except_fields"):
             if getattr(encoding, name):
                 raise ValueError(f"protocol.encoding.{name}: not implemented for OTLP (a record's fields become its "
-                                 "resource and attributes); drop fields with a remap transform")
-        check_fields(encoding, "protocol.encoding")
+                                 "resource and attributes); with codec json the records go as they are")
         if protocol.framing is not None:
             raise ValueError("protocol.framing: an OTLP request body is one ExportLogsServiceRequest")
-        if protocol.retry_strategy is not None:
-            raise ValueError("protocol.retry_strategy: retry strategies other than default are not implemented: 408, "
-                             "429 and 5xx answers are retried, other answers go to the dead-letter file")
         if protocol.payload_prefix or protocol.payload_suffix:
             raise ValueError("protocol.payload_prefix: an OTLP request body is the ExportLogsServiceRequest alone")
 

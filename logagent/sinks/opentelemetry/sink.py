@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 
 from logagent.sinks.http.backend import BackendSink
-from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
+from logagent.sinks.http.protocol import HttpProtocol, protocol_for
+from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig, OtlpHttpProtocol
+from logagent.sinks.shaping import shaper_for
 from logagent.sinks.opentelemetry.logs import LogsProtocol
 from logagent.sinks.opentelemetry.logs_json import JsonLogsProtocol
 
@@ -24,10 +26,24 @@ class OpentelemetrySink(BackendSink):
         self.backend_config = config
         paths = config.severity_paths()
         encoding = config.otlp_encoding
-        self.logs = JsonLogsProtocol(paths) if encoding == "json" else LogsProtocol(encoding, paths)
-        super().__init__(component_id, config.http_config(config.target_uri), self.logs, data_dir=data_dir)
+        protocol: HttpProtocol
+        if encoding == "records" and config.protocol is not None:  # Vector's codec json: the records as they are
+            self.logs = None
+            protocol = records_protocol(config.protocol)
+        else:
+            self.logs = JsonLogsProtocol(paths) if encoding == "json" else LogsProtocol(encoding, paths)
+            protocol = self.logs
+        super().__init__(component_id, config.http_config(config.target_uri), protocol, data_dir=data_dir)
 
     @property
     def rejected_events(self) -> int:
         """Records the receiver reported rejected in ``partial_success``."""
-        return self.logs.rejected_events
+        return self.logs.rejected_events if self.logs is not None else 0
+
+
+def records_protocol(protocol: OtlpHttpProtocol) -> HttpProtocol:
+    """Vector's ``codec: json``: the (OTLP-shaped) records as a JSON array, with ``payload_prefix``/``suffix``, or ndjson."""
+    body = protocol_for(protocol.body_format, shaper_for(protocol.encoding))
+    if protocol.body_format == "json":
+        body.prefix, body.suffix = protocol.payload_prefix.encode(), protocol.payload_suffix.encode()  # type: ignore[attr-defined]
+    return body

@@ -42,6 +42,14 @@ class ExporterTls(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     verify_hostname: bool | None = None
     alpn_protocols: list[str] | None = None
     server_name: str | None = None
+    min_tls_version: Literal["VersionTLS10", "VersionTLS11", "VersionTLS12", "VersionTLS13"] | None = None
+    ciphersuites: str | None = None
+
+    def validate(self) -> None:
+        if self.enabled and (self.crt_file is None or self.key_file is None):
+            raise ValueError("tls.crt_file: a TLS exporter needs crt_file and key_file")
+        if self.server_name is not None:
+            raise ValueError("tls.server_name: not implemented for the exporter (it is the server)")
 
 
 class PrometheusExporterConfig(CommonSinkOptions, tag="prometheus_exporter", tag_field="type", forbid_unknown_fields=True, kw_only=True):
@@ -66,9 +74,7 @@ class PrometheusExporterConfig(CommonSinkOptions, tag="prometheus_exporter", tag
         if self.buckets != VECTOR_BUCKETS or self.quantiles != VECTOR_QUANTILES or self.distributions_as_summaries:
             raise ValueError("buckets: not implemented: Vector builds these from metric events; the agent's own "
                              "histograms keep their buckets (leave buckets, quantiles, distributions_as_summaries unset)")
-        if self.tls.enabled or self.tls.crt_file is not None:
-            raise ValueError("tls: not implemented for the exporter: serve it on a private address, or put "
-                             "a TLS proxy in front (the metrics hold no records)")
+        self.tls.validate()
         if self.auth is not None:
             _validate_auth(self.auth)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hmac
+import ssl
 from typing import Any
 
 import structlog
@@ -24,7 +25,8 @@ from logagent.observe.metrics import build_registry
 from logagent.observe.metrics.vector_names import VectorNamesCollector
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
-from logagent.sinks.prometheus.config import PrometheusExporterConfig, ScrapeAuth
+from logagent.sinks.http.tls import apply_versions
+from logagent.sinks.prometheus.config import ExporterTls, PrometheusExporterConfig, ScrapeAuth
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +83,12 @@ class PrometheusExporterSink(Sink):
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         host, port = parse_address(self.config.address)
-        site = web.TCPSite(runner, host, port)
+        try:
+            ssl_context = server_ssl_context(self.config.tls) if self.config.tls.enabled else None
+        except ValueError:
+            await runner.cleanup()
+            raise
+        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
         try:
             await site.start()
         except OSError as exc:
@@ -101,6 +108,25 @@ class PrometheusExporterSink(Sink):
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+def server_ssl_context(tls: ExporterTls) -> ssl.SSLContext:
+    """The exporter's TLS: its certificate, and client certificates checked when ``ca_file`` is set."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(str(tls.crt_file), str(tls.key_file), password=tls.key_pass)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"tls.crt_file: cannot load the certificate: {getattr(exc, 'strerror', None) or exc}") from None
+    if tls.ca_file is not None:
+        try:
+            context.load_verify_locations(cafile=tls.ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"tls.ca_file: cannot load {tls.ca_file!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        context.verify_mode = ssl.CERT_REQUIRED if tls.verify_certificate is not False else ssl.CERT_OPTIONAL
+    if tls.alpn_protocols:
+        context.set_alpn_protocols(tls.alpn_protocols)
+    apply_versions(context, tls.min_tls_version, tls.ciphersuites)
+    return context
 
 
 def _authorized(header: str, auth: ScrapeAuth) -> bool:
