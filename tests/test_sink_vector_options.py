@@ -18,7 +18,7 @@ from logagent.config import ConfigError, parse_config
 from logagent.queue import DroppingQueue
 from logagent.sinks.console import ConsoleSink, ConsoleSinkConfig
 from logagent.sinks.elasticsearch.sink import ElasticsearchSink, ElasticsearchSinkConfig
-from logagent.sinks.http.sink import HttpSink, HttpSinkConfig
+from logagent.sinks.http.sink import HttpSinkConfig
 from logagent.sinks.loki.sink import LokiSink, LokiSinkConfig
 from receivers.backends import BackendReceiver, bulk_pairs
 from receivers.ndjson import Receiver
