@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import urllib.error
 import urllib.request
@@ -114,3 +115,28 @@ async def test_exporter_over_tls_with_a_minimum_version(pki) -> None:
             await asyncio.open_connection("127.0.0.1", sink.port, ssl=old)
     finally:
         await sink.stop()
+
+
+async def test_a_replacing_exporter_can_start_before_the_old_one_stops() -> None:
+    """A reload starts the new sinks first: the same address must be free to take twice for a moment."""
+    import socket
+    from types import SimpleNamespace
+
+    from logagent.sinks.prometheus.exporter import PrometheusExporterSink
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = parse_config("sources: {m: {type: internal_metrics}}\nsinks:\n  p: {type: prometheus_exporter, "
+                          f"inputs: [m], address: '127.0.0.1:{port}'}}\n", {})
+    topology = SimpleNamespace(config=config, sources={}, transforms={}, sinks={}, inboxes={})
+    old, new = PrometheusExporterSink("p", config.sinks["p"]), PrometheusExporterSink("p", config.sinks["p"])
+    for sink in (old, new):
+        sink.attach(topology)
+        await sink.start()
+    await old.stop()
+    try:
+        status, body = await asyncio.to_thread(scrape, port, None)
+        assert status == 200 and "vector_build_info" in body and new.scrapes == 1
+    finally:
+        await new.stop()

@@ -88,7 +88,8 @@ class PrometheusExporterSink(Sink):
         except ValueError:
             await runner.cleanup()
             raise
-        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+        # reuse_port: a reload that replaces the exporter starts the new one before the old one stops
+        site = web.TCPSite(runner, host, port, ssl_context=ssl_context, reuse_port=True)
         try:
             await site.start()
         except OSError as exc:
