@@ -62,6 +62,7 @@ def test_exporter_serves_vector_names_beside_ours(tmp_path: Path) -> None:
                                'component_type="kubernetes_logs"} 10.0') for line in lines)
     assert 'logagent_component_sent_events_total{component_id="out",component_kind="console"} 10.0' in lines
     assert any(line.startswith("vector_buffer_events{") for line in lines)
+    assert 0 <= float(next(line for line in lines if line.startswith("vector_uptime_seconds ")).split()[1]) < 600
 
 
 @pytest.mark.parametrize("sinks, message", [

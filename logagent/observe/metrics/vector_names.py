@@ -11,6 +11,7 @@ their ``logagent_`` names only. ``VECTOR_NAMES`` is the table README shows.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,10 +41,12 @@ VECTOR_NAMES: dict[str, tuple[str, dict[str, str]]] = {
 class VectorNamesCollector(Collector):
     """Vector-named copies of ``source``'s families (``source`` is a collector of ours)."""
 
-    def __init__(self, source: Collector, topology: Any, namespace: str = "vector") -> None:
+    def __init__(self, source: Collector, topology: Any, namespace: str = "vector", started_at: float | None = None) -> None:
         self.source = source
         self.topology = topology
         self.namespace = namespace
+        #: the process's start (Unix time), for Vector's ``uptime_seconds``
+        self.started_at = started_at
 
     def collect(self) -> Iterator[Metric]:
         components = self._components()
@@ -62,6 +65,10 @@ class VectorNamesCollector(Collector):
                 entry = merged.setdefault(full, (family.type, family.documentation, list(labels), {}))
                 key = tuple(labels.get(n, "") for n in entry[2])
                 entry[3][key] = entry[3].get(key, 0.0) + sample.value
+        if self.started_at is not None:
+            uptime = GaugeMetricFamily(f"{self.namespace}_uptime_seconds", "Seconds since the agent started.")
+            uptime.add_metric([], max(0.0, time.time() - self.started_at))
+            yield uptime
         for full, (kind, documentation, names, values) in merged.items():
             family_type = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
             out = family_type(full, documentation, labels=names)

@@ -18,7 +18,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 
 from logagent.observe.health import parse_address
 from logagent.observe.metrics import build_registry
@@ -52,7 +52,7 @@ class PrometheusExporterSink(Sink):
 
     def registry(self) -> CollectorRegistry:
         registry, collector = build_registry(self.topology)
-        registry.register(VectorNamesCollector(collector, self.topology, self._namespace()))
+        registry.register(VectorNamesCollector(collector, self.topology, self._namespace(), _process_start()))
         return registry
 
     def _namespace(self) -> str:
@@ -128,6 +128,14 @@ def server_ssl_context(tls: ExporterTls) -> ssl.SSLContext:
         context.set_alpn_protocols(tls.alpn_protocols)
     apply_versions(context, tls.min_tls_version, tls.ciphersuites)
     return context
+
+
+def _process_start() -> float | None:
+    """The process's start time as the process collector reads it (None where /proc is missing)."""
+    for family in ProcessCollector(registry=None).collect():
+        if family.name == "process_start_time_seconds" and family.samples:
+            return float(family.samples[0].value)
+    return None
 
 
 def _authorized(header: str, auth: ScrapeAuth) -> bool:
