@@ -414,3 +414,9 @@ SINK_COMPANIONS: dict[tuple[str, str], dict[str, Any]] = {
        for name, auth in (("strategy", {"token": "t0ken"}), ("token", {"strategy": "bearer"}),
                           ("user", {"strategy": "basic", "password": "p"}), ("password", {"strategy": "basic", "user": "u"}))},
 }
+
+#: the global keys that belong to the sinks (listed with the globals)
+HEALTHCHECKS_KEYS: tuple[VectorKey, ...] = (
+    VectorKey("healthchecks.enabled", "same", "false: no sink is checked at start", False),
+    VectorKey("healthchecks.require_healthy", "same", "a failed check stops the start (exit 78) before any source reads", True),
+)
