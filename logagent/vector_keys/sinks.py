@@ -311,6 +311,7 @@ _OPENTELEMETRY = (
 
 _PROMETHEUS_EXPORTER = (
     *_common("prometheus_exporter"),
+    VectorKey("healthcheck.uri", "refused", "the exporter has no destination to check", "http://localhost/health"),
     VectorKey("address", "same", "serves metrics only (never a record), so a network address is fine", "0.0.0.0:9090"),
     VectorKey("auth.strategy", "same", "what a scrape must send: basic or bearer", "bearer"),
     VectorKey("auth.token", "same", "", "scrape-token"),

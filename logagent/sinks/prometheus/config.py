@@ -68,6 +68,8 @@ class PrometheusExporterConfig(CommonSinkOptions, tag="prometheus_exporter", tag
 
     def validate(self) -> None:
         self.validate_common()
+        if self.healthcheck_config.uri is not None:
+            raise ValueError("healthcheck.uri: the exporter has no destination to check")
         host, sep, port = self.address.rpartition(":")
         if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ValueError(f'address: expected "host:port", got {self.address!r}')
