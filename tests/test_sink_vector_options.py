@@ -301,3 +301,20 @@ def test_tls_minimum_version_and_ciphers_reach_the_context():
     context = build_ssl_context(config.tls)
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2 and context.verify_mode == ssl.CERT_NONE
     assert {c["name"] for c in context.get_ciphers() if c["protocol"] == "TLSv1.2"} == {"ECDHE-RSA-AES128-GCM-SHA256"}
+
+
+async def test_loki_label_expansion_as_vector_writes_it(servers, tmp_path):
+    receiver = await servers("loki")
+    config = sink_config(f"{{type: loki, inputs: [k], endpoint: '{receiver.url.rsplit('/', 1)[0]}', labels: "
+                         "{'\"pod_labels_*\"': '{{ kubernetes.pod_labels }}', ns: '{{ kubernetes.pod_namespace }}'}, "
+                         "batch: {timeout_secs: 0.05}}")
+    sink = LokiSink("loki", config, data_dir=tmp_path)
+    ctx = context("shop", "web", labels={"app.kubernetes.io/name": "web", "tier": "front", "n": 3})
+    await run_sink(None, [Acks().batch(events_of(ctx, ["a"]))], sink=sink)
+    ((labels, _, _),) = loki_lines(receiver)
+    assert labels == {"ns": "shop", "pod_labels_app_kubernetes_io_name": "web", "pod_labels_tier": "front", "pod_labels_n": "3"}
+
+
+def test_loki_label_expansion_takes_one_object_field():
+    with pytest.raises(ConfigError, match="a key ending in \\* takes one object field"):
+        sink_config("{type: loki, inputs: [k], endpoint: 'http://l', labels: {'x_*': 'a-{{ kubernetes.pod_labels }}'}}")

@@ -59,7 +59,7 @@ def unknown_template_field(sink: Any, config: Any) -> str | None:
     exact, open_prefixes = known
     for key, template in templates():
         for path in template.paths:
-            if path in exact or any(path[: len(p)] == p and len(path) > len(p) for p in open_prefixes):
+            if path in exact or any(path[: len(p)] == p for p in open_prefixes):  # a map itself too (loki label expansion)
                 continue
             return f"{key}: no source gives a field {'.'.join(path)}{_suggest(path, exact | open_prefixes)}"
     return None

@@ -263,8 +263,9 @@ _LOKI = (
     VectorKey("healthcheck.uri", "same", "replaces GET <endpoint>/ready", "http://loki:3100/ready"),
     VectorKey("endpoint", "same", "", "http://loki:3100"),
     VectorKey("path", "same", "", "/loki/api/v1/push"),
-    VectorKey("labels", "same", "templates; a key with * (label expansion) is not supported",
-              {"namespace": "{{ kubernetes.pod_namespace }}"}),
+    VectorKey("labels", "same", "templates", {"namespace": "{{ kubernetes.pod_namespace }}"}),
+    VectorKey("labels", "same", "a key ending in * takes every key of an object field (characters Loki refuses "
+              "in a label name become _)", {'"pod_labels_*"': "{{ kubernetes.pod_labels }}"}),
     VectorKey("structured_metadata", "same", "", {"pod": "{{ kubernetes.pod_name }}"}),
     VectorKey("tenant_id", "same", "a static tenant (templates are refused)", "team-a"),
     VectorKey("out_of_order_action", "same", "drop: counted as out_of_order and acknowledged", "drop"),

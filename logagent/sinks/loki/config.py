@@ -19,6 +19,7 @@ import msgspec
 
 from logagent.sinks.common_config import CodecEncoding, check_fields
 from logagent.sinks.http.backend_config import BackendSinkOptions, compile_option
+from logagent.sinks.loki.labels import check_expansion, is_expansion
 from logagent.sinks.templates import FieldPath, Template
 
 Codec = Literal["json", "text"]
@@ -86,8 +87,10 @@ class LokiSinkConfig(BackendSinkOptions, tag="loki", tag_field="type", forbid_un
         if not self.path.startswith("/"):
             raise ValueError(f"path: must start with '/', got {self.path!r}")
         self.validate_http(self.uri, "endpoint")
-        for name in self.labels:
-            if not _LABEL_NAME.fullmatch(name):
+        for name, text in self.labels.items():
+            if is_expansion(name):
+                check_expansion(name, compile_option(f"labels.{name}", text))
+            elif not _LABEL_NAME.fullmatch(name):
                 raise ValueError(f"labels.{name}: not a Loki label name (letters, digits and _, not starting with a digit)")
         if self.tenant_id is not None:
             if "{{" in self.tenant_id:

@@ -32,6 +32,7 @@ from logagent.event import LogEvent
 from logagent.sinks.http.records import encode_record
 from logagent.sinks.http.protocol import HttpProtocol
 from logagent.sinks.loki.config import Codec, OutOfOrderAction
+from logagent.sinks.loki.labels import expand, is_expansion
 from logagent.sinks.http.runs import MESSAGE, STREAM, TIMESTAMP, is_plain_run
 from logagent.sinks.shaping import Shaper
 from logagent.sinks.templates import Template
@@ -424,6 +425,9 @@ def render_labels(templates: dict[str, Template], event: LogEvent) -> LabelSet:
     """The label set of a record, sorted by name; labels whose fields are missing are left out."""
     labels = []
     for name, template in templates.items():
+        if is_expansion(name):
+            labels += expand(name, template, event)
+            continue
         value = template.render(event)
         if value is not None and value != "":
             labels.append((name, value))
