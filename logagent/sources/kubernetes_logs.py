@@ -35,6 +35,9 @@ log = structlog.get_logger(__name__)
 
 EXCLUDE_LABEL = "logagent.dev/exclude"
 EXCLUDE_CONTAINERS_ANNOTATION = "logagent.dev/exclude-containers"
+#: Vector's spellings mean the same, so a cluster labelled for Vector keeps what it chose not to collect
+EXCLUDE_LABELS = (EXCLUDE_LABEL, "vector.dev/exclude")
+EXCLUDE_CONTAINERS_ANNOTATIONS = (EXCLUDE_CONTAINERS_ANNOTATION, "vector.dev/exclude-containers")
 
 Emit = Callable[[Batch], Awaitable[None]]
 
@@ -354,18 +357,19 @@ class KubernetesLogsSource:
 
     def _excluded(self, file: TailedFile, pod: PodMeta | None, namespace: NamespaceMeta | None) -> bool:
         if pod is not None:
-            if pod.labels.get(EXCLUDE_LABEL) == "true":
+            if any(pod.labels.get(label) == "true" for label in EXCLUDE_LABELS):
                 return True
-            skip = pod.annotations.get(EXCLUDE_CONTAINERS_ANNOTATION)
-            if skip and file.container in {name.strip() for name in skip.split(",")}:
-                return True
+            for annotation in EXCLUDE_CONTAINERS_ANNOTATIONS:
+                skip = pod.annotations.get(annotation)
+                if skip and file.container in {name.strip() for name in skip.split(",")}:
+                    return True
             if self.label_selector and not self.label_selector.matches(pod.labels):
                 return True
         elif self.label_selector:
             return True  # an unknown pod cannot be shown to match the selector
         if self.field_selector and not self.field_selector.matches(_pod_fields(file, pod)):
             return True
-        if namespace is not None and namespace.labels.get(EXCLUDE_LABEL) == "true":
+        if namespace is not None and any(namespace.labels.get(label) == "true" for label in EXCLUDE_LABELS):
             return True
         if self.namespace_selector and (namespace is None or not self.namespace_selector.matches(namespace.labels)):
             return True
