@@ -15,7 +15,7 @@ def output_ports(config: Config) -> dict[str, str]:
         ports[component_id] = component_id
     for component_id, transform in config.transforms.items():
         if isinstance(transform, RouteConfig):
-            for name in list(transform.route) + [UNMATCHED]:
+            for name in list(transform.route) + ([UNMATCHED] if transform.reroute_unmatched else []):
                 ports[f"{component_id}.{name}"] = component_id
         elif isinstance(transform, RemapConfig) and transform.reroute_dropped:
             ports[component_id] = component_id

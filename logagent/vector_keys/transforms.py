@@ -19,7 +19,7 @@ _IS_LOG = "every record here is a log: `is_log` is always true, `is_metric` and 
 
 
 def _common() -> tuple[VectorKey, ...]:
-    return (VectorKey("inputs", "same", "", ["in"]), _GRAPH)
+    return (VectorKey("inputs", "same", "", None), _GRAPH)
 
 
 def _conditions(key: str) -> tuple[VectorKey, ...]:
@@ -48,12 +48,14 @@ TRANSFORMS_KEYS: dict[str, tuple[VectorKey, ...]] = {
         *_common(),
         VectorKey("source", "same", "", ".tag = 1"),
         VectorKey("file", "same", "", None),
-        VectorKey("files", "same", "", None),
+        VectorKey("files", "refused", "VRL module files are not supported; put the program in `source` or `file`", ["/etc/vrl/m.vrl"]),
         VectorKey("drop_on_error", "same", "", True),
         VectorKey("drop_on_abort", "same", "", False),
         VectorKey("reroute_dropped", "same", "", True),
         VectorKey("metric_tag_values", "same", "", "single"),
         VectorKey("timezone", "same", "", "UTC"),
+        VectorKey("timezone", "refused", "only UTC is supported: VRL functions here read and write zone-less times as UTC",
+                  "Europe/Paris"),
     ),
     "throttle": (
         *_common(),
@@ -86,4 +88,5 @@ TRANSFORMS_KEYS: dict[str, tuple[VectorKey, ...]] = {
 TRANSFORMS_VALUES: dict[str, dict[str, Any]] = {
     "filter": {"condition": _not_datadog},
     "route": {"route.*": _not_datadog},
+    "remap": {"timezone": lambda v: v in ("UTC", "utc", "Etc/UTC")},
 }
