@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         if args.command == "validate":
             lines = "\n  ".join(str(e) for e in exc.errors)
-            print(f"invalid config {names} ({len(exc.errors)} errors):\n  {lines}", file=sys.stderr)
+            count = len(exc.errors)
+            print(f"invalid config {names} ({count} error{'s' if count > 1 else ''}):\n  {lines}", file=sys.stderr)
         else:
             log.error("invalid config", config=names, error=str(exc), errors=[str(e) for e in exc.errors])
         return EXIT_CONFIG
