@@ -220,6 +220,8 @@ def _literal_choices(tp: Any) -> tuple[Any, ...]:
     tp = unwrap_type(tp)
     if typing.get_origin(tp) is Literal:
         return typing.get_args(tp)
+    if typing.get_origin(tp) in (Union, types.UnionType):  # a short form beside a mapping (encoding: json)
+        return tuple(c for arg in typing.get_args(tp) for c in _literal_choices(arg))
     return ()
 
 

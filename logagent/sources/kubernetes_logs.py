@@ -27,6 +27,7 @@ from logagent.parsers import LineParser
 from logagent.parsers.multiline import MultilineGrouper
 from logagent.parsers.multiline_machine import Machine
 from logagent.sources.enrichment import Enricher
+from logagent.sources.ingestion import stamp
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.sources.multiline_choice import MultilineChoice
 from logagent.sources.selection import parse_field_selector, parse_label_selector
@@ -232,6 +233,8 @@ class KubernetesLogsSource:
                 state.grouper.discard()
         else:
             events = self._parse(chunk, state, ctx)
+            if events and self.config.ingestion_timestamp_field:
+                events = stamp(events, self.config.ingestion_timestamp_field.lstrip("."))
         if chunk.eof:
             self._files.pop(file, None)
         return self._batch(state, events or [], chunk.ack, chunk.nbytes, ctx, force=chunk.eof or state.excluded)

@@ -52,8 +52,8 @@ _KUBERNETES_LOGS: tuple[VectorKey, ...] = (
               "with it at a DaemonSet rollout; remove the key or set `true`", False),
     VectorKey("timezone", "accepted", "kubelet timestamps always carry their zone, so there is no zone-less time "
               "to apply it to", "UTC"),
-    VectorKey("ingestion_timestamp_field", "refused", "not implemented; add it with a remap transform "
-              "(`.ingest_timestamp = now()`)", ".ingest_timestamp"),
+    VectorKey("ingestion_timestamp_field", "same", "a top-level field (a nested path is refused: it would split "
+              "the shared `kubernetes` object per record)", ".ingest_timestamp"),
     VectorKey("internal_metrics.include_file_tag", "same", "false: metric labels are bounded (never a file)", False),
     VectorKey("internal_metrics.include_file_tag", "refused", "metric labels here are bounded: never a file or a pod "
               "(per-file lag is in `logagent top`)", True),
