@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from logagent.config import ConfigError, interpolate, parse_config
+from logagent.config import SINK_KINDS, ConfigError, interpolate, parse_config
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.route import RouteConfig
@@ -77,8 +77,7 @@ def test_wrong_type_names_key_and_expected_type() -> None:
 def test_unknown_component_type() -> None:
     text = BASE.replace("type: console", "type: konsole")
     assert error_of(text) == (
-        'sinks.out.type: expected one of console, http, elasticsearch, loki, opentelemetry, got "konsole" '
-        "(did you mean `console`?)"
+        f'sinks.out.type: expected one of {", ".join(SINK_KINDS)}, got "konsole" (did you mean `console`?)'
     )
 
 

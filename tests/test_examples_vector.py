@@ -82,7 +82,8 @@ def _prepare(name: str, tmp_path: Path, base: str | None) -> list[str]:
             sink["endpoints"] = [base]
         if "endpoint" in sink:
             sink["endpoint"] = base
-        sink["batch"] = {"timeout_secs": 0.1}
+        if sink["type"] != "console":
+            sink["batch"] = {"timeout_secs": 0.1}
     config = tmp_path / "vector.json"
     config.write_text(json.dumps(raw))
     overlay = tmp_path / "cluster.yaml"
