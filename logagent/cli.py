@@ -72,13 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in INSPECT_COMMANDS:  # they talk to a running agent: no config of their own to check
         return INSPECT_COMMANDS[args.command](args)
     from logagent.config import ConfigError, load_config
-    from logagent.graph import check_graph, check_kubernetes
+    from logagent.graph import check_config
 
     names = _config_names(args)
     try:
         config = load_config(args.config, config_dirs=args.config_dir)
-        warnings = check_graph(config)
-        check_kubernetes(config)
+        warnings = check_config(config)
     except ConfigError as exc:
         if args.command == "validate":
             lines = "\n  ".join(str(e) for e in exc.errors)

@@ -30,7 +30,7 @@ import structlog
 
 from logagent.config import Config, ConfigError, load_config
 from logagent.config_files import COMPONENT_SECTIONS, config_files
-from logagent.graph import check_graph, check_kubernetes
+from logagent.graph import check_config
 from logagent.reload import apply_plan, plan_reload
 from logagent.topology import Topology
 
@@ -115,8 +115,7 @@ class ConfigReloader:
         self._considered = digest
         try:
             config = self._parse(snapshot)
-            warnings = check_graph(config)
-            check_kubernetes(config)
+            warnings = check_config(config)
             plan = plan_reload(self.topology.config, config)
         except ConfigError as exc:
             return self._done(REJECTED, "config reload rejected; the running pipeline is kept", error=str(exc))

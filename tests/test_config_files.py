@@ -183,3 +183,24 @@ def test_validate_takes_several_configs_and_a_dir(tmp_path: Path, capsys: pytest
     write(tmp_path / "d" / "sinks.yaml", "sinks:\n  out: {type: console, inputs: [pods]}\n")
     assert main(["validate", "--config", str(a), "--config-dir", str(tmp_path / "d")]) == 0
     assert "is valid" in capsys.readouterr().err
+
+
+def test_graph_errors_are_reported_together_with_the_node_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("VECTOR_SELF_NODE_NAME", "NODE_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    path = write(tmp_path / "agent.yaml", """
+    sources:
+      pods: {type: kubernetes_logs}
+    transforms:
+      f: {type: filter, inputs: [podz], condition: 'true'}
+    sinks:
+      out: {type: console, inputs: [f, nothing]}
+    """)
+    assert main(["validate", "--config", str(path)]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "(3 errors)" in err
+    for line in ('transforms.f.inputs[0]: "podz" names no source or transform',
+                 'sinks.out.inputs[1]: "nothing" names no source or transform', "kubernetes.node_name: required"):
+        assert f"\n  {line}" in err
