@@ -158,7 +158,8 @@ def config_files(paths: Sequence[str | os.PathLike[str]], dirs: Sequence[str | o
     files: list[tuple[Path, str | None]] = [(Path(p), None) for p in paths]
     for directory in map(Path, dirs):
         files.extend((f, None) for f in _dir_files(directory))
-        for section in COMPONENT_SECTIONS:
+        # Vector also reads enrichment_tables/ and tests/: read too, so that they are refused, not skipped
+        for section in (*COMPONENT_SECTIONS, "enrichment_tables", "tests"):
             files.extend((f, section) for f in _dir_files(directory / section))
     return files
 

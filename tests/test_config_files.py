@@ -204,3 +204,12 @@ def test_graph_errors_are_reported_together_with_the_node_name(
     for line in ('transforms.f.inputs[0]: "podz" names no source or transform',
                  'sinks.out.inputs[1]: "nothing" names no source or transform', "kubernetes.node_name: required"):
         assert f"\n  {line}" in err
+
+
+def test_a_config_dir_with_vector_unit_tests_is_refused_not_skipped(tmp_path: Path) -> None:
+    write(tmp_path / "conf" / "agent.yaml", "kubernetes: {node_name: n1}\nsources:\n  pods: {type: kubernetes_logs}\n"
+                                            "sinks:\n  out: {type: console, inputs: [pods]}\n")
+    write(tmp_path / "conf" / "tests" / "parsing.yaml", "inputs: []\noutputs: []\n")
+    with pytest.raises(ConfigError) as info:
+        load_config([], {}, config_dirs=[tmp_path / "conf"])
+    assert str(info.value).startswith("tests: Vector's unit tests (`vector test`) are not run here")
