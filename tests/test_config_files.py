@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from logagent.cli import EXIT_CONFIG, main
+from logagent.cli import EXIT_CONFIG
 from logagent.config import ConfigError, ConfigErrors, load_config, parse_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def validate(*args: str) -> tuple[int, str]:
+    """``logagent validate`` in a child process (its logging set-up stays out of this one): exit status, stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NODE_NAME", "VECTOR_SELF_NODE_NAME")}
+    result = subprocess.run([sys.executable, "-m", "logagent", "validate", *args], capture_output=True, timeout=60,
+                            cwd=REPO, env=env)
+    return result.returncode, result.stderr.decode()
+
 
 FIVE_MISTAKES = """
 kubernetes:
@@ -167,29 +181,25 @@ def test_a_config_dir_holds_whole_files_and_one_component_per_file(tmp_path: Pat
     assert (list(config.sources), list(config.transforms), list(config.sinks)) == (["pods"], ["errors"], ["out"])
 
 
-def test_validate_prints_every_error_and_exits_78(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_prints_every_error_and_exits_78(tmp_path: Path) -> None:
     path = write(tmp_path / "agent.yaml", FIVE_MISTAKES)
-    assert main(["validate", "--config", str(path)]) == EXIT_CONFIG
-    err = capsys.readouterr().err
+    status, err = validate("--config", str(path))
+    assert status == EXIT_CONFIG
     assert "(5 errors)" in err
     for key in ("kubernetes.backof_max_ms", "sources.pods.multilin", "sources.pods.read_from", "sinks.out.encoding",
                 "sinks.es.endpoints"):
         assert f"\n  {key}: " in err
 
 
-def test_validate_takes_several_configs_and_a_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_takes_several_configs_and_a_dir(tmp_path: Path) -> None:
     a = write(tmp_path / "a.yaml", "kubernetes: {node_name: n1}\n")
     write(tmp_path / "d" / "sources" / "pods.yaml", "type: kubernetes_logs\n")
     write(tmp_path / "d" / "sinks.yaml", "sinks:\n  out: {type: console, inputs: [pods]}\n")
-    assert main(["validate", "--config", str(a), "--config-dir", str(tmp_path / "d")]) == 0
-    assert "is valid" in capsys.readouterr().err
+    status, err = validate("--config", str(a), "--config-dir", str(tmp_path / "d"))
+    assert status == 0 and "is valid" in err, err
 
 
-def test_graph_errors_are_reported_together_with_the_node_name(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in ("VECTOR_SELF_NODE_NAME", "NODE_NAME"):
-        monkeypatch.delenv(name, raising=False)
+def test_graph_errors_are_reported_together_with_the_node_name(tmp_path: Path) -> None:
     path = write(tmp_path / "agent.yaml", """
     sources:
       pods: {type: kubernetes_logs}
@@ -198,8 +208,8 @@ def test_graph_errors_are_reported_together_with_the_node_name(
     sinks:
       out: {type: console, inputs: [f, nothing]}
     """)
-    assert main(["validate", "--config", str(path)]) == EXIT_CONFIG
-    err = capsys.readouterr().err
+    status, err = validate("--config", str(path))
+    assert status == EXIT_CONFIG
     assert "(3 errors)" in err
     for line in ('transforms.f.inputs[0]: "podz" names no source or transform',
                  'sinks.out.inputs[1]: "nothing" names no source or transform', "kubernetes.node_name: required"):
