@@ -20,7 +20,7 @@ import msgspec
 
 from logagent.config_errors import ConfigError, ConfigErrors, convert_all, did_you_mean, raise_all, show
 from logagent.config_files import Origins, interpolate, parse_text, read_bytes, read_configs
-from logagent.config_vector import apply_key_list, unsupported_type
+from logagent.config_vector import apply_key_list, normalise_globals, unsupported_type
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
@@ -109,6 +109,7 @@ def build_config(raw: dict[str, Any], env: Mapping[str, str] | None = None, orig
     """The Config of a parsed (and merged) mapping; raises every error found."""
     raw = copy.deepcopy(raw)
     errors = apply_vector_source_keys(raw, env or {})
+    normalise_globals(raw)
     errors += apply_key_list("global", "global", raw, Config, "")
     sections: dict[str, dict[str, Any]] = {"sources": {}, "transforms": {}, "sinks": {}}
     config, found = convert_all({k: v for k, v in raw.items() if k not in sections}, Config, "")

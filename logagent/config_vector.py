@@ -122,6 +122,12 @@ def unsupported_type(section: str, kind: str) -> str | None:
 # ---------------------------------------------------------------- the key list
 
 
+def normalise_globals(raw: dict[str, Any]) -> None:
+    """Vector's short forms of global keys: ``acknowledgements: true`` is ``{enabled: true}``."""
+    if isinstance(raw.get("acknowledgements"), bool):
+        raw["acknowledgements"] = {"enabled": raw["acknowledgements"]}
+
+
 def apply_key_list(section: str, kind: str, body: dict[str, Any], struct_type: type, prefix: str) -> list[ConfigError]:
     """Refuse the refused keys of ``body`` and take out the listed ones ``struct_type`` has no field for."""
     keys = ALL_KEYS.get(section, {}).get(kind, ())

@@ -199,3 +199,9 @@ def test_readme_shows_exactly_the_rendered_table() -> None:
     match = re.search(r"<!-- vector-keys:start -->\n(.*?)<!-- vector-keys:end -->", text, re.S)
     assert match, "README lacks the vector-keys markers"
     assert match.group(1) == render_markdown(), "run: python -m logagent.vector_keys (and paste between the markers)"
+
+
+def test_global_acknowledgements_in_its_short_form() -> None:
+    raw = {"acknowledgements": True, "sources": {"a": {"type": "kubernetes_logs"}},
+           "sinks": {"o": {"type": "console", "inputs": ["a"]}}}
+    assert list(build_config(raw, {}).sinks) == ["o"]

@@ -45,6 +45,8 @@ GLOBALS_KEYS: dict[str, tuple[VectorKey, ...]] = {
             "disappears at once and there is nothing to expire",
             300.0,
         ),
+        VectorKey("expire_metrics", "accepted", "Vector's older form of `expire_metrics_secs`: nothing expires here",
+                  {"secs": 300, "nsecs": 0}),
         VectorKey("expire_metrics_per_metric_set", "accepted", "as `expire_metrics_secs`: nothing expires here", []),
         VectorKey("buffer_utilization_ewma_half_life_seconds", "accepted", "tunes gauges logagent does not export", 5.0),
         VectorKey("latency_ewma_alpha", "accepted", "tunes gauges logagent does not export", 0.9),
