@@ -11,6 +11,7 @@ where each file is one component named by the file's stem.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -154,8 +155,19 @@ def read_file(path: str | os.PathLike[str], env: Mapping[str, str], read: Callab
 
 
 def config_files(paths: Sequence[str | os.PathLike[str]], dirs: Sequence[str | os.PathLike[str]] = ()) -> list[tuple[Path, str | None]]:
-    """Every file to read, with the component section it holds one component of (None: a whole config)."""
-    files: list[tuple[Path, str | None]] = [(Path(p), None) for p in paths]
+    """Every file to read, with the component section it holds one component of (None: a whole config).
+
+    A path with glob characters (``/etc/vector/*.toml``) stands for the files it matches, in name order, as in Vector.
+    """
+    files: list[tuple[Path, str | None]] = []
+    for path in map(str, paths):
+        if glob.has_magic(path):
+            matches = sorted(glob.glob(path))
+            if not matches:
+                raise ConfigError(f"{path}: no config file matches this pattern")
+            files.extend((Path(m), None) for m in matches)
+        else:
+            files.append((Path(path), None))
     for directory in map(Path, dirs):
         files.extend((f, None) for f in _dir_files(directory))
         # Vector also reads enrichment_tables/ and tests/: read too, so that they are refused, not skipped

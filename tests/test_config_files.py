@@ -223,3 +223,12 @@ def test_a_config_dir_with_vector_unit_tests_is_refused_not_skipped(tmp_path: Pa
     with pytest.raises(ConfigError) as info:
         load_config([], {}, config_dirs=[tmp_path / "conf"])
     assert str(info.value).startswith("tests: Vector's unit tests (`vector test`) are not run here")
+
+
+def test_a_config_path_may_be_a_glob_as_in_vector(tmp_path: Path) -> None:
+    write(tmp_path / "etc" / "a.toml", '[kubernetes]\nnode_name = "n1"\n[sources.pods]\ntype = "kubernetes_logs"\n')
+    write(tmp_path / "etc" / "b.toml", '[sinks.out]\ntype = "console"\ninputs = ["pods"]\n')
+    config = load_config([str(tmp_path / "etc" / "*.toml")], {})
+    assert (list(config.sources), list(config.sinks)) == (["pods"], ["out"])
+    with pytest.raises(ConfigError, match="no config file matches this pattern"):
+        load_config([str(tmp_path / "etc" / "*.yaml")], {})
