@@ -30,16 +30,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", choices=LEVELS, default="info")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the pipeline")
-    run.add_argument("--config", "-c", required=True, help="YAML config file")
+    _config_arguments(run)
     run.add_argument("--once", action="store_true", help="read every discovered file to its end, deliver, exit")
     run.add_argument(
         "--watch-config",
         action="store_true",
-        help="reload the config when the file changes (its directory is watched, so a ConfigMap update is seen); "
-        "SIGHUP always reloads",
+        help="reload the config when a file changes (their directories are watched, so a ConfigMap update is seen); "
+        "SIGHUP always reloads (every file is read again)",
     )
     validate = commands.add_parser("validate", help="check the config and the graph, exit 0 if valid, 78 if not")
-    validate.add_argument("--config", "-c", required=True)
+    _config_arguments(validate)
     tap_cli.add_parser(commands)
     top_cli.add_parser(commands)
     for sub in (run, validate, *(commands.choices[name] for name in INSPECT_COMMANDS)):
@@ -48,35 +48,57 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--config", "-c", action="append", default=[], metavar="FILE",
+        help="a config file, YAML, TOML or JSON by its extension (.yaml/.yml, .toml, .json); repeat to merge several",
+    )
+    command.add_argument(
+        "--config-dir", "-C", action="append", default=[], metavar="DIR",
+        help="a directory of config files, merged as Vector does (also its sources/, transforms/, sinks/ subdirectories)",
+    )
+
+
+def _config_names(args: argparse.Namespace) -> str:
+    return ", ".join([*args.config, *args.config_dir])
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command in ("run", "validate") and not (args.config or args.config_dir):
+        parser.error(f"{args.command}: give --config FILE or --config-dir DIR")
     configure_logging(args.log_format, args.log_level)
     if args.command in INSPECT_COMMANDS:  # they talk to a running agent: no config of their own to check
         return INSPECT_COMMANDS[args.command](args)
     from logagent.config import ConfigError, load_config
-    from logagent.graph import check_graph, check_kubernetes
+    from logagent.graph import check_config
 
+    names = _config_names(args)
     try:
-        config = load_config(args.config)
-        warnings = check_graph(config)
-        check_kubernetes(config)
+        config = load_config(args.config, config_dirs=args.config_dir)
+        warnings = check_config(config)
     except ConfigError as exc:
         if args.command == "validate":
-            print(f"invalid config {args.config}:\n  {exc}", file=sys.stderr)
+            lines = "\n  ".join(str(e) for e in exc.errors)
+            count = len(exc.errors)
+            print(f"invalid config {names} ({count} error{'s' if count > 1 else ''}):\n  {lines}", file=sys.stderr)
         else:
-            log.error("invalid config", config=args.config, error=str(exc))
+            log.error("invalid config", config=names, error=str(exc), errors=[str(e) for e in exc.errors])
         return EXIT_CONFIG
     if args.command == "validate":
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        print(f"config {args.config} is valid", file=sys.stderr)
+        print(f"config {names} is valid", file=sys.stderr)
         return 0
     for warning in warnings:
         log.warning("config warning", warning=warning)
-    return asyncio.run(_run(config, once=args.once, config_path=args.config, watch_config=args.watch_config))
+    return asyncio.run(_run(config, once=args.once, config_paths=args.config, config_dirs=args.config_dir,
+                            watch_config=args.watch_config))
 
 
-async def _run(config: object, *, once: bool, config_path: str, watch_config: bool = False) -> int:
+async def _run(config: object, *, once: bool, config_paths: list[str], config_dirs: list[str] | None = None,
+               watch_config: bool = False) -> int:
     from logagent.config import ConfigError
     from logagent.kube.client import KubeConfigError
     from logagent.kube.snapshot import SnapshotError
@@ -91,7 +113,7 @@ async def _run(config: object, *, once: bool, config_path: str, watch_config: bo
     if not once:
         from logagent.reloader import ConfigReloader
 
-        reloader = ConfigReloader(config_path, topology, watch=watch_config)
+        reloader = ConfigReloader(config_paths, topology, watch=watch_config, config_dirs=config_dirs or ())
         topology.companions.append(reloader.run)
         loop.add_signal_handler(signal.SIGHUP, reloader.request)
     api_server = None

@@ -1,23 +1,26 @@
-"""The agent's YAML config: environment interpolation, typed Structs, key-path errors.
+"""The agent's config: typed Structs, assembled from Vector-shaped files, every error at once.
 
 Each component kind owns its config Struct next to its code, tagged by ``type``;
 this module only assembles them, so adding a kind means registering its Struct
-in ``SOURCE_KINDS``, ``TRANSFORM_KINDS`` or ``SINK_KINDS``.
+in ``SOURCE_KINDS``, ``TRANSFORM_KINDS`` or ``SINK_KINDS``. Files and formats are
+``config_files.py``, the explanation of errors ``config_errors.py``, Vector's
+spellings ``config_vector.py`` (and the list in ``vector_keys/``).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import re
-import types
-import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Union
 
 import msgspec
-import yaml
 
+from logagent.config_errors import ConfigError, ConfigErrors, convert_all, did_you_mean, raise_all, show
+from logagent.config_files import Origins, interpolate, parse_text, read_bytes, read_configs
+from logagent.config_vector import apply_key_list, normalise_globals, unsupported_type
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.common_config import HealthchecksConfig
 from logagent.sinks.console import ConsoleSinkConfig
@@ -28,6 +31,7 @@ from logagent.sinks.opentelemetry.config import OpentelemetrySinkConfig
 from logagent.sinks.prometheus.config import PrometheusExporterConfig
 from logagent.sources.internal_metrics import InternalMetricsConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
+from logagent.sources.kubernetes_logs_vector import apply_vector_source_keys
 from logagent.transforms.filter import FilterConfig
 from logagent.transforms.parse_json import ParseJsonConfig
 from logagent.transforms.remap_config import RemapConfig
@@ -60,14 +64,6 @@ TransformConfig = Union[FilterConfig, RouteConfig, ParseJsonConfig, RemapConfig,
 SinkConfig = Union[ConsoleSinkConfig, HttpSinkConfig, ElasticsearchSinkConfig, LokiSinkConfig, OpentelemetrySinkConfig, PrometheusExporterConfig]
 
 
-class ConfigError(Exception):
-    """A config problem; the message starts with the dotted path of the key."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
-
-
 class ApiConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The health and metrics endpoint."""
 
@@ -89,124 +85,96 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     sinks: dict[str, SinkConfig] = msgspec.field(default_factory=dict)
 
 
-# ---------------------------------------------------------------- interpolation
-
-_VAR = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
-
-
-def interpolate(text: str, env: Mapping[str, str]) -> str:
-    """Replace ``${VAR}``, ``${VAR:-default}`` and ``$VAR``; ``$$`` is a literal ``$``.
-
-    An unset variable without a default is an error naming it (and its line).
-    """
-    missing: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        whole = match.group(0)
-        if whole == "$$":
-            return "$"
-        name = match.group(1) or match.group(3)
-        default = match.group(2)
-        value = env.get(name)
-        if value is None or (value == "" and ":-" in whole):
-            if default is not None:
-                return default
-            line = text.count("\n", 0, match.start()) + 1
-            missing.append(f"line {line}: environment variable {name} is not set (use ${{{name}:-default}} for a default)")
-            return ""
-        return value
-
-    result = _VAR.sub(replace, text)
-    if missing:
-        raise ConfigError("; ".join(missing))
-    return result
+__all__ = ["Config", "ConfigError", "ConfigErrors", "build_config", "interpolate", "load_config", "parse_config"]
 
 
 # ---------------------------------------------------------------- loading
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A SafeLoader that rejects a key given twice in one mapping (such as a component id)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                mark = key_node.start_mark
-                raise ConfigError(f"line {mark.line + 1}, column {mark.column + 1}: duplicate key {key!r}")
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _UniqueKeyLoader.construct_mapping)
+def load_config(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    env: Mapping[str, str] | None = None,
+    *,
+    config_dirs: Sequence[str | os.PathLike[str]] = (),
+    read: Callable[[Path], bytes] = read_bytes,
+) -> Config:
+    """Read, interpolate, merge, parse and type-check config files (``--config``, ``--config-dir``)."""
+    env = os.environ if env is None else env
+    files = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    raw, origins = read_configs(files, config_dirs, env, read)
+    return build_config(raw, env, origins if len(set(origins.values())) > 1 else None)
 
 
-def load_config(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Config:
-    """Read, interpolate, parse and type-check a config file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file: {exc.strerror or exc}") from None
-    return parse_config(text, os.environ if env is None else env)
+def parse_config(text: str, env: Mapping[str, str], fmt: str = "yaml") -> Config:
+    """One config's text (``yaml``, ``toml`` or ``json``)."""
+    return build_config(parse_text(text, fmt, env), env)
 
 
-def parse_config(text: str, env: Mapping[str, str]) -> Config:
-    text = interpolate(text, env)
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"invalid YAML: {where}{problem}") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"expected a mapping at the top level, got {_kind_of(raw)}")
-    return build_config(raw)
-
-
-def build_config(raw: dict[str, Any]) -> Config:
-    sections: dict[str, dict[str, Any]] = {}
+def build_config(raw: dict[str, Any], env: Mapping[str, str] | None = None, origins: Origins | None = None) -> Config:
+    """The Config of a parsed (and merged) mapping; raises every error found."""
+    raw = copy.deepcopy(raw)
+    errors = apply_vector_source_keys(raw, env or {})
+    normalise_globals(raw)
+    errors += apply_key_list("global", "global", raw, Config, "")
+    sections: dict[str, dict[str, Any]] = {"sources": {}, "transforms": {}, "sinks": {}}
+    config, found = convert_all({k: v for k, v in raw.items() if k not in sections}, Config, "")
+    errors += found
     for section, kinds in (("sources", SOURCE_KINDS), ("transforms", TRANSFORM_KINDS), ("sinks", SINK_KINDS)):
         components = raw.get(section)
         if components is None:
-            sections[section] = {}
             continue
         if not isinstance(components, dict):
-            raise ConfigError(f"expected a mapping of component ids to components, got {_kind_of(components)}", section)
-        converted = {}
+            errors.append(ConfigError(f"expected a mapping of component ids to components, got {show(components)}", section))
+            continue
         for component_id, body in components.items():
-            converted[str(component_id)] = _convert_component(section, str(component_id), body, kinds)
-        sections[section] = converted
-    top = {k: v for k, v in raw.items() if k not in sections}
-    config = _convert(top, Config, "")
+            component, found = _convert_component(section, str(component_id), body, kinds)
+            sections[section][str(component_id)] = component
+            errors += found
+    if config is not None:
+        errors += _check_values(config)
+    raise_all([_with_origin(e, origins) for e in errors])
     config.sources = sections["sources"]
     config.transforms = sections["transforms"]
     config.sinks = sections["sinks"]
-    _check_values(config)
     return config
 
 
-def _convert_component(section: str, component_id: str, body: Any, kinds: dict[str, type]) -> Any:
+def _with_origin(error: ConfigError, origins: Origins | None) -> ConfigError:
+    """The error naming the file its key came from, when several files were merged."""
+    if not origins or not error.path:
+        return error
+    parts = error.path.split(".")
+    where = origins.get(".".join(parts[:2])) or origins.get(parts[0].split("[")[0])
+    if where is None:
+        return error
+    return ConfigError(f"{error.message} (in {where})", error.path)
+
+
+def _convert_component(section: str, component_id: str, body: Any, kinds: dict[str, type]) -> tuple[Any, list[ConfigError]]:
     path = f"{section}.{component_id}"
     if not isinstance(body, dict):
-        raise ConfigError(f"expected a mapping, got {_kind_of(body)}", path)
+        return None, [ConfigError(f"expected a mapping, got {show(body)}", path)]
     kind = body.get("type")
     if kind is None:
-        raise ConfigError(f"missing required key; expected one of {', '.join(kinds)}", f"{path}.type")
+        return None, [ConfigError(f"missing required key; expected one of {', '.join(kinds)}", f"{path}.type")]
     if not isinstance(kind, str) or kind not in kinds:  # a list or mapping is not hashable
-        raise ConfigError(f"expected one of {', '.join(kinds)}, got {_show(kind)}", f"{path}.type")
+        why = unsupported_type(section, kind) if isinstance(kind, str) else None
+        if why is None:
+            hint = did_you_mean(kind, kinds) if isinstance(kind, str) else ""
+            why = f"expected one of {', '.join(kinds)}, got {show(kind)}{hint}"
+        return None, [ConfigError(why, f"{path}.type")]
     struct_type = kinds[kind]
-    component = _convert(body, struct_type, path)
+    body = dict(body)
+    errors = apply_key_list(section, kind, body, struct_type, path)
+    component, found = convert_all(body, struct_type, path)
+    errors += found
     validate = getattr(component, "validate", None)
-    if validate is not None:
+    if validate is not None and not errors:
         try:
             validate()
         except ValueError as exc:
-            raise component_error(path, str(exc)) from None
-    return component
+            errors.append(component_error(path, str(exc)))
+    return component, errors
 
 
 def component_error(path: str, message: str) -> ConfigError:
@@ -217,158 +185,11 @@ def component_error(path: str, message: str) -> ConfigError:
     return ConfigError(message, path)
 
 
-def _convert(data: Any, struct_type: type, prefix: str) -> Any:
-    try:
-        return msgspec.convert(data, struct_type, strict=False)
-    except msgspec.ValidationError as exc:
-        raise _explain(str(exc), data, struct_type, prefix) from None
-
-
-_AT = re.compile(r"^(?P<msg>.*) - at `\$(?P<path>[^`]*)`$")
-
-
-def _explain(message: str, data: Any, struct_type: type, prefix: str) -> ConfigError:
-    match = _AT.match(message)
-    msg, raw_path = (match["msg"], match["path"]) if match else (message, "")
-    segments = _split_path(raw_path)
-    base = _join_path(prefix, segments)
-    value = _value_at(data, segments)
-    tp = _type_at(struct_type, segments)
-    if msg.startswith("Object contains unknown field"):
-        name = re.search(r"`([^`]*)`", msg)
-        field = name.group(1) if name else "?"
-        allowed = _field_names(tp)
-        hint = f"; expected one of {', '.join(allowed)}" if allowed else ""
-        return ConfigError(f"unknown key{hint}", _join_path(base, [field]))
-    if msg.startswith("Object missing required field"):
-        name = re.search(r"`([^`]*)`", msg)
-        field = name.group(1) if name else "?"
-        return ConfigError("missing required key", _join_path(base, [field]))
-    if msg.startswith("Invalid enum value") or msg.startswith("Invalid value"):
-        choices = _literal_choices(tp)
-        if choices:
-            return ConfigError(f"expected one of {', '.join(map(str, choices))}, got {_show(value)}", base)
-    expected = re.match(r"Expected `([^`]*)`, got `([^`]*)`", msg)
-    if expected:
-        choices = _literal_choices(tp)
-        if choices:
-            return ConfigError(f"expected one of {', '.join(map(str, choices))}, got {_show(value)}", base)
-        return ConfigError(f"expected {_describe(expected.group(1))}, got {_show(value)}", base)
-    return ConfigError(msg[:1].lower() + msg[1:], base)
-
-
-def _split_path(raw: str) -> list[str | int]:
-    segments: list[str | int] = []
-    for name, index in re.findall(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]", raw):
-        if name:
-            segments.append(name)
-        elif index != "...":
-            segments.append(int(index))
-    return segments
-
-
-def _join_path(prefix: str, segments: list[str | int]) -> str:
-    path = prefix
-    for seg in segments:
-        if isinstance(seg, int):
-            path += f"[{seg}]"
-        else:
-            path = f"{path}.{seg}" if path else seg
-    return path
-
-
-def _value_at(data: Any, segments: list[str | int]) -> Any:
-    for seg in segments:
-        try:
-            data = data[seg]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
-
-
-def _unwrap(tp: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            return _unwrap(args[0])
-    return tp
-
-
-def _type_at(tp: Any, segments: list[str | int]) -> Any:
-    tp = _unwrap(tp)
-    for seg in segments:
-        if isinstance(seg, int):
-            args = typing.get_args(tp)
-            tp = _unwrap(args[0]) if args else Any
-        elif isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-            hints = typing.get_type_hints(tp)
-            tp = _unwrap(hints.get(seg, Any))
-        elif typing.get_origin(tp) is dict:
-            tp = _unwrap(typing.get_args(tp)[1])
-        else:
-            return Any
-    return tp
-
-
-def _literal_choices(tp: Any) -> tuple[Any, ...]:
-    tp = _unwrap(tp)
-    if typing.get_origin(tp) is Literal:
-        return typing.get_args(tp)
-    if typing.get_origin(tp) in (Union, types.UnionType):  # a short form beside a mapping (encoding: json)
-        return tuple(c for arg in typing.get_args(tp) for c in _literal_choices(arg))
-    return ()
-
-
-def _field_names(tp: Any) -> list[str]:
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        names = [f for f in tp.__struct_fields__]
-        tag_field = tp.__struct_config__.tag_field
-        return ([tag_field] if tag_field else []) + names
-    return []
-
-
-_DESCRIPTIONS = {
-    "str": "a string",
-    "int": "an integer",
-    "float": "a number",
-    "bool": "true or false",
-    "array": "a list",
-    "object": "a mapping",
-    "null": "null",
-}
-
-
-def _describe(expected: str) -> str:
-    parts = [p.strip() for p in expected.split("|")]
-    return " or ".join(_DESCRIPTIONS.get(p, p) for p in parts)
-
-
-def _kind_of(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return _show(value)
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value + '"'
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return str(value)
-
-
-def _check_values(config: Config) -> None:
+def _check_values(config: Config) -> list[ConfigError]:
+    errors = []
     if config.shutdown_grace_secs < 0:
-        raise ConfigError("expected a number of seconds >= 0", "shutdown_grace_secs")
+        errors.append(ConfigError("expected a number of seconds >= 0", "shutdown_grace_secs"))
     host, sep, port = config.api.address.rpartition(":")
     if config.api.enabled and (not sep or not port.isdigit() or not 0 <= int(port) <= 65535):
-        raise ConfigError(f'expected "host:port", got "{config.api.address}"', "api.address")
+        errors.append(ConfigError(f'expected "host:port", got "{config.api.address}"', "api.address"))
+    return errors

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from logagent.config import Config, ConfigError, component_error
 from logagent.sinks.prometheus.config import PrometheusExporterConfig
+from logagent.config_errors import raise_all
 from logagent.sinks.template_fields import unknown_template_field
 from logagent.sources.internal_metrics import is_metrics_source, log_sources
 from logagent.transforms.remap_config import DROPPED, RemapConfig
@@ -17,7 +18,7 @@ def output_ports(config: Config) -> dict[str, str]:
         ports[component_id] = component_id
     for component_id, transform in config.transforms.items():
         if isinstance(transform, RouteConfig):
-            for name in list(transform.route) + [UNMATCHED]:
+            for name in list(transform.route) + ([UNMATCHED] if transform.reroute_unmatched else []):
                 ports[f"{component_id}.{name}"] = component_id
         elif isinstance(transform, RemapConfig) and transform.reroute_dropped:
             ports[component_id] = component_id
@@ -28,44 +29,49 @@ def output_ports(config: Config) -> dict[str, str]:
 
 
 def check_graph(config: Config) -> list[str]:
-    """Raise ConfigError for a broken graph; return warnings for a wasteful one."""
-    _check_ids(config)
+    """Raise ConfigError for a broken graph (every problem found at once); return warnings for a wasteful one."""
+    errors = _check_ids(config)
     ports = output_ports(config)
-    consumers = _check_inputs(config, ports)
-    for error in metrics_edge_errors(config):
-        raise error
-    _check_cycles(config, ports)
-    _check_templates(config)
+    consumers = _check_inputs(config, ports, errors)
+    errors += metrics_edge_errors(config)
+    if not errors:  # a cycle is only looked for in a graph whose edges all exist
+        _check_cycles(config, ports)
+    errors += _check_templates(config)
+    raise_all(errors)
     return _unreachable_warnings(config, consumers)
 
 
-def _check_ids(config: Config) -> None:
+def _check_ids(config: Config) -> list[ConfigError]:
+    errors = []
     seen: dict[str, str] = {}
     for section in ("sources", "transforms", "sinks"):
         for component_id in getattr(config, section):
             if component_id in seen:
-                raise ConfigError(f"duplicate component id, already used in {seen[component_id]}", f"{section}.{component_id}")
-            if not component_id or "." in component_id:
-                raise ConfigError("component ids may not be empty or contain '.'", f"{section}.{component_id}")
+                errors.append(ConfigError(f"duplicate component id, already used in {seen[component_id]}",
+                                          f"{section}.{component_id}"))
+            elif not component_id or "." in component_id:
+                errors.append(ConfigError("component ids may not be empty or contain '.'", f"{section}.{component_id}"))
             seen[component_id] = section
     if not config.sources:
-        raise ConfigError("expected at least one source", "sources")
+        errors.append(ConfigError("expected at least one source", "sources"))
     if not config.sinks:
-        raise ConfigError("expected at least one sink", "sinks")
+        errors.append(ConfigError("expected at least one sink", "sinks"))
+    return errors
 
 
-def _check_inputs(config: Config, ports: dict[str, str]) -> dict[str, list[str]]:
-    """Every input names an output port; returns component -> the components reading it."""
+def _check_inputs(config: Config, ports: dict[str, str], errors: list[ConfigError]) -> dict[str, list[str]]:
+    """Every input names an output port (else an error in ``errors``); returns component -> the components reading it."""
     consumers: dict[str, list[str]] = {}
     for section in ("transforms", "sinks"):
         for component_id, component in getattr(config, section).items():
             path = f"{section}.{component_id}.inputs"
             if not component.inputs:
-                raise ConfigError("expected at least one input", path)
+                errors.append(ConfigError("expected at least one input", path))
             for index, name in enumerate(component.inputs):
                 if name not in ports:
-                    raise ConfigError(_unknown_input(config, ports, component_id, name), f"{path}[{index}]")
-                consumers.setdefault(ports[name], []).append(component_id)
+                    errors.append(ConfigError(_unknown_input(config, ports, component_id, name), f"{path}[{index}]"))
+                else:
+                    consumers.setdefault(ports[name], []).append(component_id)
     return consumers
 
 
@@ -145,6 +151,22 @@ def _check_cycles(config: Config, ports: dict[str, str]) -> None:
             visit(node, [node])
 
 
+def check_config(config: Config) -> list[str]:
+    """``check_graph`` and ``check_kubernetes`` together: every error of both at once; the warnings."""
+    errors: list[ConfigError] = []
+    warnings: list[str] = []
+    try:
+        warnings = check_graph(config)
+    except ConfigError as exc:
+        errors += exc.errors
+    try:
+        check_kubernetes(config)
+    except ConfigError as exc:
+        errors += exc.errors
+    raise_all(errors)
+    return warnings
+
+
 def check_kubernetes(config: Config) -> None:
     if not log_sources(config.sources):
         return
@@ -157,9 +179,11 @@ def check_kubernetes(config: Config) -> None:
         )
 
 
-def _check_templates(config: Config) -> None:
+def _check_templates(config: Config) -> list[ConfigError]:
     """Every field a sink's templates name must be one some source or transform gives."""
+    errors = []
     for component_id, sink in config.sinks.items():
         problem = unknown_template_field(sink, config)
         if problem is not None:
-            raise component_error(f"sinks.{component_id}", problem)
+            errors.append(component_error(f"sinks.{component_id}", problem))
+    return errors

@@ -1,12 +1,14 @@
 """When to reload the config, and whether the new one is taken.
 
 ``logagent run`` reloads on SIGHUP, and with ``--watch-config`` when the
-file's content changes. The directory is watched, not the file: a ConfigMap
-volume updates by swapping its ``..data`` symlink, which a watch on the file
-(or its old inode) would never see. Every change event in the directory makes
-the reloader read the file and compare its content with what it last
-considered, so unrelated events and a rewrite with the same bytes do nothing
-(it is also compared every few seconds, in case an event was missed).
+content of a config file changes; every file (``--config``, and what the
+``--config-dir`` directories hold now) is read again each time. The
+directories are watched, not the files: a ConfigMap volume updates by
+swapping its ``..data`` symlink, which a watch on the file (or its old inode)
+would never see. Every change event makes the reloader read the files and
+compare their content with what it last considered, so unrelated events and
+a rewrite with the same bytes do nothing (it is also compared every few
+seconds, in case an event was missed).
 
 A reload validates like ``logagent validate`` (same key-path messages); an
 invalid config, or one that needs a restart, is rejected and the running
@@ -21,12 +23,14 @@ import contextlib
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
 
-from logagent.config import Config, ConfigError, load_config, parse_config
-from logagent.graph import check_graph, check_kubernetes
+from logagent.config import Config, ConfigError, load_config
+from logagent.config_files import COMPONENT_SECTIONS, config_files
+from logagent.graph import check_config
 from logagent.reload import apply_plan, plan_reload
 from logagent.topology import Topology
 
@@ -65,11 +69,19 @@ class ReloadStats:
 class ConfigReloader:
     """Serialises reload requests (SIGHUP, file changes) for one topology."""
 
-    def __init__(self, path: str | os.PathLike[str], topology: Topology, *, watch: bool = False) -> None:
-        self.path = Path(path)
+    def __init__(
+        self,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        topology: Topology,
+        *,
+        watch: bool = False,
+        config_dirs: Sequence[str | os.PathLike[str]] = (),
+    ) -> None:
+        self.paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+        self.config_dirs = [Path(d) for d in config_dirs]
         self.topology = topology
         self.watch = watch
-        self._considered = config_digest(self._read_bytes() or b"")
+        self._considered = config_digest(self._snapshot_bytes(self._snapshot()))
         self.stats = ReloadStats(self._considered)
         topology.reloads = self.stats
         self._requested = asyncio.Event()
@@ -97,14 +109,13 @@ class ConfigReloader:
                     await watcher
 
     async def reload(self) -> str:
-        """Read, validate and apply the config file; returns applied, rejected or failed."""
-        data = self._read_bytes()
-        digest = config_digest(data or b"")
+        """Read, validate and apply the config files; returns applied, rejected or failed."""
+        snapshot = self._snapshot()
+        digest = config_digest(self._snapshot_bytes(snapshot))
         self._considered = digest
         try:
-            config = self._parse(data)
-            warnings = check_graph(config)
-            check_kubernetes(config)
+            config = self._parse(snapshot)
+            warnings = check_config(config)
             plan = plan_reload(self.topology.config, config)
         except ConfigError as exc:
             return self._done(REJECTED, "config reload rejected; the running pipeline is kept", error=str(exc))
@@ -124,43 +135,64 @@ class ConfigReloader:
 
     def _done(self, result: str, message: str, **fields: object) -> str:
         self.stats.counts[result] += 1
+        names = ", ".join(str(p) for p in [*self.paths, *self.config_dirs])
         if result == APPLIED:
-            log.info(message, config=str(self.path), **fields)
+            log.info(message, config=names, **fields)
         else:
-            log.error(message, config=str(self.path), **fields)
+            log.error(message, config=names, **fields)
         return result
 
-    def _parse(self, data: bytes | None) -> Config:
-        if data is None:
-            return load_config(self.path)  # raises ConfigError saying why it cannot be read
+    def _snapshot(self) -> dict[Path, bytes | None]:
+        """Every config file's bytes now (None: it cannot be read)."""
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"cannot read config file: {exc}") from None
-        return parse_config(text, os.environ)
+            files = config_files(self.paths, self.config_dirs)
+        except ConfigError:
+            files = [(p, None) for p in self.paths]
+        snapshot: dict[Path, bytes | None] = {}
+        for path, _ in files:
+            try:
+                snapshot[path] = path.read_bytes()
+            except OSError:
+                snapshot[path] = None
+        return snapshot
 
-    def _read_bytes(self) -> bytes | None:
-        try:
-            return self.path.read_bytes()
-        except OSError:
-            return None
+    @staticmethod
+    def _snapshot_bytes(snapshot: dict[Path, bytes | None]) -> bytes:
+        if len(snapshot) == 1:  # one file: the digest is the file's own SHA-256, as before
+            return next(iter(snapshot.values())) or b""
+        return b"".join(b"%s\0%s\0" % (os.fsencode(p), b"-" if d is None else d) for p, d in sorted(snapshot.items()))
+
+    def _parse(self, snapshot: dict[Path, bytes | None]) -> Config:
+        def read(path: Path) -> bytes:
+            data = snapshot.get(path)
+            return path.read_bytes() if data is None else data  # unreadable: raise the reason again
+
+        return load_config(self.paths, os.environ, config_dirs=self.config_dirs, read=read)
+
+    def _watched_directories(self) -> list[Path]:
+        directories = {p.parent for p in self.paths}
+        for directory in self.config_dirs:
+            directories.add(directory)
+            directories.update(directory / s for s in COMPONENT_SECTIONS if (directory / s).is_dir())
+        return sorted(directories)
 
     async def _watch(self) -> None:
         from watchfiles import awatch
 
-        directory = self.path.parent
-        log.info("watching the config for changes", config=str(self.path), directory=str(directory))
+        directories = self._watched_directories()
+        log.info("watching the config for changes", directories=[str(d) for d in directories])
         while True:
             try:
-                async for _ in awatch(directory, watch_filter=None, recursive=False, step=_WATCH_STEP_MS,
+                async for _ in awatch(*directories, watch_filter=None, recursive=False, step=_WATCH_STEP_MS,
                                       debounce=_WATCH_DEBOUNCE_MS, ignore_permission_denied=True,
                                       rust_timeout=_CONTENT_CHECK_MS, yield_on_timeout=True):
                     self._check_content()
             except Exception as exc:  # the directory vanished, inotify limits ...
-                log.warning("cannot watch the config directory; retrying", directory=str(directory), error=str(exc))
+                log.warning("cannot watch the config directories; retrying", directories=[str(d) for d in directories],
+                            error=str(exc))
             await asyncio.sleep(5.0)
 
     def _check_content(self) -> None:
-        data = self._read_bytes()
-        if data is not None and config_digest(data) != self._considered:
+        snapshot = self._snapshot()
+        if all(d is not None for d in snapshot.values()) and config_digest(self._snapshot_bytes(snapshot)) != self._considered:
             self.request()

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from logagent.config import ConfigError, interpolate, parse_config
+from logagent.config import SINK_KINDS, ConfigError, interpolate, parse_config
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.transforms.route import RouteConfig
@@ -75,8 +75,16 @@ def test_wrong_type_names_key_and_expected_type() -> None:
 
 
 def test_unknown_component_type() -> None:
-    text = BASE.replace("type: console", "type: kafka")
-    assert error_of(text) == 'sinks.out.type: expected one of console, http, elasticsearch, loki, opentelemetry, prometheus_exporter, got "kafka"'
+    text = BASE.replace("type: console", "type: konsole")
+    assert error_of(text) == (
+        f'sinks.out.type: expected one of {", ".join(SINK_KINDS)}, got "konsole" (did you mean `console`?)'
+    )
+
+
+def test_a_vector_type_we_do_not_have_says_what_to_use_instead() -> None:
+    message = error_of(BASE.replace("type: console", "type: kafka"))
+    assert message.startswith("sinks.out.type: Vector's `kafka` is not implemented by logagent; use instead: ")
+    assert "http sink" in message
 
 
 def test_missing_required_key() -> None:
@@ -160,3 +168,16 @@ def test_interpolation_applies_before_parsing() -> None:
 def test_empty_variable_uses_default_with_colon_dash() -> None:
     assert interpolate("${X:-d}", {"X": ""}) == "d"
     assert interpolate("${X}", {"X": ""}) == ""
+
+
+def test_a_variable_with_a_line_break_is_refused_as_in_vector() -> None:
+    with pytest.raises(ConfigError, match="A contains a newline"):
+        interpolate("x: ${A}", {"A": "1\nsinks: {}"})
+
+
+def test_vector_interpolation_forms() -> None:
+    env = {"SET": "v", "EMPTY": ""}
+    assert interpolate("${EMPTY-d} ${EMPTY:-d} ${UNSET-d} $SET ${SET:?must} $$", env) == " d d v v $"
+    with pytest.raises(ConfigError, match="EMPTY is required: give it"):
+        interpolate("${EMPTY:?give it}", env)
+    assert interpolate("${EMPTY?give it}", env) == ""

@@ -237,3 +237,33 @@ async def test_excluded_pods_and_containers_are_not_collected(apiserver: ApiServ
     assert [r["message"] for r in records] == ["wanted", "wanted again", "collected after the label was removed"]
     assert skipped >= 2000 * 200
     assert read_after - read_before < 10_000
+
+
+async def test_vector_exclusion_labels_hold_with_an_extra_label_selector(
+    apiserver: ApiServerEmulator, tmp_path: Path, pods: Path
+) -> None:
+    # a cluster labelled for Vector keeps out what it chose not to collect, and, as in Vector,
+    # extra_label_selector narrows further rather than replacing the exclusion label
+    excluded = apiserver.create("pods", make_pod("vec-x", "user-a", node=NODE, labels={"vector.dev/exclude": "true", "app": "web"}))
+    web = apiserver.create(
+        "pods",
+        make_pod("web-1", "user-a", node=NODE, labels={"app": "web"}, annotations={"vector.dev/exclude-containers": "sidecar, init"},
+                 containers=[("app", "web:1"), ("sidecar", "envoy:1")]),
+    )
+    other = apiserver.create("pods", make_pod("db-1", "user-a", node=NODE, labels={"app": "db"}))
+    quiet = apiserver.create("pods", make_pod("q-1", "quiet", node=NODE, labels={"app": "web"}))
+    apiserver.create("namespaces", make_namespace("quiet", labels={"vector.dev/exclude": "true"}))
+    apiserver.create("namespaces", make_namespace("user-a"))
+    write_line(pods, excluded, "app", "excluded pod")
+    write_line(pods, web, "sidecar", "sidecar noise")
+    write_line(pods, other, "app", "not selected")
+    write_line(pods, quiet, "app", "quiet namespace")
+    write_line(pods, web, "app", "wanted")
+    source = (f"  s0:\n    type: kubernetes_logs\n    log_dir: {pods}\n    insert_node_fields: false\n"
+              "    extra_label_selector: app=web\n")
+    async with RunningAgent(tmp_path, apiserver, source, "sinks:\n  out: {type: console, inputs: [s0]}\n") as agent:
+        await agent.wait_for(lambda r: any(x["message"] == "wanted" for x in r))
+        write_line(pods, web, "app", "wanted again")
+        await agent.wait_for(lambda r: any(x["message"] == "wanted again" for x in r))
+        records = agent.records()
+    assert [r["message"] for r in records] == ["wanted", "wanted again"]

@@ -56,7 +56,7 @@ class ConsoleSinkConfig(CommonSinkOptions, tag="console", tag_field="type", forb
         self.validate_common()
         if self.healthcheck_config.uri is not None:
             raise ValueError("healthcheck.uri: the console has no destination to check")
-        if self.framing is not None and self.framing.method != "newline_delimited":
+        if self.framing is not None and (self.framing.method != "newline_delimited" or self.framing.character_delimited):
             raise ValueError("framing.method: the console writes one record a line (newline_delimited)")
         self.codec  # noqa: B018 - raises ValueError for a codec the console cannot write
         if not isinstance(self.encoding, str):

@@ -27,6 +27,7 @@ from logagent.parsers import LineParser
 from logagent.parsers.multiline import MultilineGrouper
 from logagent.parsers.multiline_machine import Machine
 from logagent.sources.enrichment import Enricher
+from logagent.sources.ingestion import stamp
 from logagent.sources.kubernetes_logs_config import KubernetesLogsConfig
 from logagent.sources.multiline_choice import MultilineChoice
 from logagent.sources.selection import parse_field_selector, parse_label_selector
@@ -35,6 +36,9 @@ log = structlog.get_logger(__name__)
 
 EXCLUDE_LABEL = "logagent.dev/exclude"
 EXCLUDE_CONTAINERS_ANNOTATION = "logagent.dev/exclude-containers"
+#: Vector's spellings mean the same, so a cluster labelled for Vector keeps what it chose not to collect
+EXCLUDE_LABELS = (EXCLUDE_LABEL, "vector.dev/exclude")
+EXCLUDE_CONTAINERS_ANNOTATIONS = (EXCLUDE_CONTAINERS_ANNOTATION, "vector.dev/exclude-containers")
 
 Emit = Callable[[Batch], Awaitable[None]]
 
@@ -229,6 +233,8 @@ class KubernetesLogsSource:
                 state.grouper.discard()
         else:
             events = self._parse(chunk, state, ctx)
+            if events and self.config.ingestion_timestamp_field:
+                events = stamp(events, self.config.ingestion_timestamp_field.lstrip("."))
         if chunk.eof:
             self._files.pop(file, None)
         return self._batch(state, events or [], chunk.ack, chunk.nbytes, ctx, force=chunk.eof or state.excluded)
@@ -354,18 +360,19 @@ class KubernetesLogsSource:
 
     def _excluded(self, file: TailedFile, pod: PodMeta | None, namespace: NamespaceMeta | None) -> bool:
         if pod is not None:
-            if pod.labels.get(EXCLUDE_LABEL) == "true":
+            if any(pod.labels.get(label) == "true" for label in EXCLUDE_LABELS):
                 return True
-            skip = pod.annotations.get(EXCLUDE_CONTAINERS_ANNOTATION)
-            if skip and file.container in {name.strip() for name in skip.split(",")}:
-                return True
+            for annotation in EXCLUDE_CONTAINERS_ANNOTATIONS:
+                skip = pod.annotations.get(annotation)
+                if skip and file.container in {name.strip() for name in skip.split(",")}:
+                    return True
             if self.label_selector and not self.label_selector.matches(pod.labels):
                 return True
         elif self.label_selector:
             return True  # an unknown pod cannot be shown to match the selector
         if self.field_selector and not self.field_selector.matches(_pod_fields(file, pod)):
             return True
-        if namespace is not None and namespace.labels.get(EXCLUDE_LABEL) == "true":
+        if namespace is not None and any(namespace.labels.get(label) == "true" for label in EXCLUDE_LABELS):
             return True
         if self.namespace_selector and (namespace is None or not self.namespace_selector.matches(namespace.labels)):
             return True

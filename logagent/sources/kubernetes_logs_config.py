@@ -121,6 +121,8 @@ class KubernetesLogsConfig(
     namespace_annotation_fields: NamespaceAnnotationFields = msgspec.field(default_factory=NamespaceAnnotationFields)
     node_annotation_fields: NodeAnnotationFields = msgspec.field(default_factory=NodeAnnotationFields)
     multiline: MultilineConfig = msgspec.field(default_factory=MultilineConfig)
+    #: a top-level field set to the time each record was read (Vector's key)
+    ingestion_timestamp_field: str | None = None
 
     def validate(self) -> None:
         if self.max_line_bytes < 64:
@@ -139,6 +141,7 @@ class KubernetesLogsConfig(
                 path = getattr(group, name)
                 if path and not _valid_field_path(path):
                     raise ValueError(f'{group_name}.{name}: expected a field path such as ".kubernetes.{name}", got "{path}"')
+        self._check_ingestion_field()
         from logagent.sources.selection import SelectorError, parse_field_selector, parse_label_selector
 
         for name, parse in (
@@ -150,6 +153,21 @@ class KubernetesLogsConfig(
                 parse(getattr(self, name))
             except SelectorError as exc:
                 raise ValueError(f"{name}: {exc}") from None
+
+    def _check_ingestion_field(self) -> None:
+        name = self.ingestion_timestamp_field
+        if name is None:
+            return
+        segments = split_field_path(name)
+        taken = {"message", "stream", "timestamp", "truncated", "file", "source_type"} | {
+            split_field_path(path)[0]
+            for group in (self.pod_annotation_fields, self.namespace_annotation_fields, self.node_annotation_fields)
+            for path in (getattr(group, n) for n in group.__struct_fields__) if path
+        }
+        if len(segments) != 1 or not segments[0]:
+            raise ValueError(f'ingestion_timestamp_field: expected a top-level field such as ".ingest_timestamp", got "{name}"')
+        if segments[0] in taken:
+            raise ValueError(f'ingestion_timestamp_field: "{segments[0]}" is a field the source already writes')
 
     @property
     def wants_namespaces(self) -> bool:

@@ -12,27 +12,27 @@ from operator import eq, not_
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions import ConditionSyntaxError, compile_condition
+from logagent.conditions import compile_condition
 from logagent.event import LogEvent
 from logagent.transforms.base import BatchCondition, Transform, estimate_bytes
+from logagent.transforms.filter import VectorCondition, check_condition_option, condition_text
 
 UNMATCHED = "_unmatched"
 
 
 class RouteConfig(msgspec.Struct, tag="route", tag_field="type", forbid_unknown_fields=True, kw_only=True):
     inputs: list[str]
-    route: dict[str, str]
+    route: dict[str, VectorCondition]
+    #: as Vector: false means no ``<id>._unmatched`` output (records matching no route are dropped)
+    reroute_unmatched: bool = True
 
     def validate(self) -> None:
         if not self.route:
             raise ValueError("route: expected at least one named condition")
-        for name, text in self.route.items():
+        for name, condition in self.route.items():
             if name == UNMATCHED or not name or "." in name:
                 raise ValueError(f"route.{name}: this name is reserved or invalid; use letters, digits, _ and -")
-            try:
-                compile_condition(text)
-            except ConditionSyntaxError as exc:
-                raise ValueError(f"route.{name}: {exc}") from None
+            check_condition_option(f"route.{name}", condition)
 
 
 class RouteTransform(Transform):
@@ -40,7 +40,7 @@ class RouteTransform(Transform):
 
     def __init__(self, component_id: str, config: RouteConfig) -> None:
         super().__init__(component_id)
-        self.routes = [(name, BatchCondition(compile_condition(text))) for name, text in config.route.items()]
+        self.routes = [(name, BatchCondition(compile_condition(condition_text(c)))) for name, c in config.route.items()]
         self.conditions = [cond.condition for _, cond in self.routes]
         # Routes that all compare the same per-line field with text (e.g. one
         # route per .stream value) are split in one pass over that field.

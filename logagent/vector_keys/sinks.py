@@ -88,17 +88,18 @@ def _refused_codecs(prefix: str, implemented: tuple[str, ...]) -> list[VectorKey
             for codec, why in sorted(REFUSED_CODECS.items()) if codec not in implemented]
 
 
-def _framing(prefix: str = "framing", json_array: bool = True) -> tuple[VectorKey, ...]:
+def _framing(prefix: str = "framing", json_array: bool = True, refused: str = "") -> tuple[VectorKey, ...]:
     keys = [VectorKey(f"{prefix}.method", "same", "", "newline_delimited")]
     if json_array:
         keys += [
             VectorKey(f"{prefix}.method", "same", "with codec json: a JSON array, as Vector's http sink", "character_delimited"),
             VectorKey(f"{prefix}.character_delimited.delimiter", "same", "\",\" only (a JSON array)", ","),
         ]
+    note = refused or _FRAMING
     keys += [
-        VectorKey(f"{prefix}.method", "refused", _FRAMING, "length_delimited"),
-        VectorKey(f"{prefix}.length_delimited", "refused", _FRAMING, {"length_field_length": 4}),
-        VectorKey(f"{prefix}.max_frame_length", "refused", _FRAMING, 8388608),
+        VectorKey(f"{prefix}.method", "refused", note, "length_delimited"),
+        VectorKey(f"{prefix}.length_delimited", "refused", note, {"length_field_length": 4}),
+        VectorKey(f"{prefix}.max_frame_length", "refused", note, 8388608),
     ]
     return tuple(keys)
 
@@ -186,7 +187,7 @@ _CONSOLE = (
     VectorKey("target", "same", "", "stderr"),
     *_codec("encoding", ("json", "text"), pretty=True),
     VectorKey("encoding.codec", "accepted", "raw_message is the message alone, as text", "raw_message"),
-    *_framing(json_array=False),
+    *_framing(json_array=False, refused="the console writes one record a line (newline_delimited)"),
     VectorKey("framing.method", "refused", "the console writes one record a line (newline_delimited)", "character_delimited"),
 )
 
