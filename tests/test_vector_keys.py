@@ -15,7 +15,6 @@ from logagent.config import SINK_KINDS, SOURCE_KINDS, TRANSFORM_KINDS, ConfigErr
 from logagent.config_vector import struct_has
 from logagent.graph import check_graph
 from logagent.vector_keys import ALL_KEYS, VectorKey, render_markdown
-from logagent.vector_keys.sinks import SINK_BODIES, SINK_COMPANIONS
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -34,10 +33,17 @@ TRANSFORM_BODIES: dict[str, dict[str, Any]] = {
 }
 
 
+#: the parts of the list this test walks; the sinks' part (and internal_metrics) is walked by the sinks' own
+#: table test with each sink type's required keys (vector_keys.sinks.SINK_BODIES)
+WALKED = {"global": None, "sources": {"kubernetes_logs"}, "transforms": None}
+
+
 def _cases() -> list[Any]:
     cases = []
     for section, kinds in ALL_KEYS.items():
         for kind, keys in kinds.items():
+            if section not in WALKED or (WALKED[section] is not None and kind not in WALKED[section]):
+                continue
             for index, key in enumerate(keys):
                 cases.append(pytest.param(section, kind, key, id=f"{section}.{kind}.{key.path}.{key.status}.{index}"))
     return cases
@@ -48,14 +54,6 @@ def _set(target: dict[str, Any], path: str, value: Any) -> None:
     for part in parts[:-1]:
         target = target.setdefault(part, {})
     target[parts[-1]] = value
-
-
-def _get_or(target: dict[str, Any], path: str) -> Any:
-    for part in path.split("."):
-        if not isinstance(target, dict) or part not in target:
-            return {}
-        target = target[part]
-    return target
 
 
 def _get(target: Any, path: str) -> Any:
@@ -72,8 +70,6 @@ def _config_with(section: str, kind: str, key: VectorKey, tmp_path: Path) -> tup
         body = raw
     elif section == "sources":
         body = raw["sources"]["pods"] = {"type": kind}
-        if kind == "internal_metrics":  # metrics go to an exporter only
-            raw["sinks"]["out"] = {"type": "prometheus_exporter", "inputs": ["pods"]}
     elif section == "transforms":
         body = {"type": kind, "inputs": ["pods"], **copy.deepcopy(TRANSFORM_BODIES[kind])}
         raw["transforms"] = {"t": body}
@@ -84,15 +80,9 @@ def _config_with(section: str, kind: str, key: VectorKey, tmp_path: Path) -> tup
             program.write_text(".a = 1\n")
             value = str(program) if key.path == "file" else [str(program)]
     else:
-        body = raw["sinks"]["out"] = {"type": kind, "inputs": ["pods"], **copy.deepcopy(SINK_BODIES[kind])}
-        for path, extra in SINK_COMPANIONS.get((kind, key.path), {}).items():
-            _set(body, path, {**copy.deepcopy(_get_or(body, path)), **extra} if isinstance(extra, dict) else extra)
-        if kind == "prometheus_exporter":  # the exporter takes metrics; the logs go to a console
-            raw["sources"]["metrics"] = {"type": "internal_metrics"}
-            body["inputs"] = ["metrics"]
-            raw["sinks"]["logs"] = {"type": "console", "inputs": ["pods"]}
+        body = raw["sinks"]["out"] = {"type": kind, "inputs": ["pods"]}
     if key.path == "inputs":
-        value = body["inputs"]
+        value = ["pods"]
     elif value is None and key.path == "ratio":
         value = 0.5
     elif value is None and key.path == "fields.ignore":
