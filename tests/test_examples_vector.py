@@ -74,6 +74,8 @@ def _prepare(name: str, tmp_path: Path, base: str | None) -> list[str]:
     raw["data_dir"] = str(tmp_path / "data")
     raw["api"] = {"enabled": False}
     for source in raw["sources"].values():
+        if source["type"] != "kubernetes_logs":
+            continue
         source["log_dir"] = str(pods)
         source["exclude_paths_glob_patterns"] = [p.replace("/var/log/pods", str(pods))
                                                  for p in source.get("exclude_paths_glob_patterns", [])]
@@ -82,7 +84,9 @@ def _prepare(name: str, tmp_path: Path, base: str | None) -> list[str]:
             sink["endpoints"] = [base]
         if "endpoint" in sink:
             sink["endpoint"] = base
-        if sink["type"] != "console":
+        if sink["type"] == "prometheus_exporter":
+            sink["address"] = "127.0.0.1:0"  # not the chart's 9090: tests run side by side
+        elif sink["type"] != "console":
             sink["batch"] = {"timeout_secs": 0.1}
     config = tmp_path / "vector.json"
     config.write_text(json.dumps(raw))
