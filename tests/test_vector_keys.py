@@ -33,10 +33,17 @@ TRANSFORM_BODIES: dict[str, dict[str, Any]] = {
 }
 
 
+#: the parts of the list this test walks; the sinks' part (and internal_metrics) is walked by the sinks' own
+#: table test with each sink type's required keys (vector_keys.sinks.SINK_BODIES)
+WALKED = {"global": None, "sources": {"kubernetes_logs"}, "transforms": None}
+
+
 def _cases() -> list[Any]:
     cases = []
     for section, kinds in ALL_KEYS.items():
         for kind, keys in kinds.items():
+            if section not in WALKED or (WALKED[section] is not None and kind not in WALKED[section]):
+                continue
             for index, key in enumerate(keys):
                 cases.append(pytest.param(section, kind, key, id=f"{section}.{kind}.{key.path}.{key.status}.{index}"))
     return cases

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from logagent.vector_keys import sinks as _sinks
 from logagent.vector_keys.globals import GLOBALS_KEYS, GLOBALS_VALUES
 from logagent.vector_keys.model import Status, VectorKey
 from logagent.vector_keys.sinks import SINKS_KEYS
@@ -37,6 +38,8 @@ ALL_VALUES: dict[str, dict[str, dict[str, Callable[[Any], bool]]]] = {
     "global": GLOBALS_VALUES,
     "sources": SOURCES_VALUES,
     "transforms": TRANSFORMS_VALUES,
+    # the sinks' part keeps its predicates next to its keys (an empty mapping until it has some)
+    "sinks": getattr(_sinks, "SINKS_VALUES", {}),
 }
 
 _STATUS_TEXT = {"same": "same", "accepted": "accepted", "refused": "refused"}
