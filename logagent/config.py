@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
 
@@ -23,6 +23,7 @@ from logagent.config_files import Origins, interpolate, parse_text, read_bytes, 
 from logagent.config_vector import apply_key_list, normalise_globals, unsupported_type
 from logagent.kube.config import KubernetesConfig
 from logagent.sinks.common_config import HealthchecksConfig
+from logagent.ports import expand_input_wildcards
 from logagent.sinks.console import ConsoleSinkConfig
 from logagent.sinks.elasticsearch.config import ElasticsearchSinkConfig
 from logagent.sinks.http.config import HttpSinkConfig
@@ -80,6 +81,8 @@ class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     api: ApiConfig = msgspec.field(default_factory=ApiConfig)
     shutdown_grace_secs: float = 25.0
     healthchecks: HealthchecksConfig = msgspec.field(default_factory=HealthchecksConfig)
+    #: Vector's: whether an ``inputs`` wildcard that matches nothing is an error (strict) or dropped (relaxed)
+    wildcard_matching: Literal["strict", "relaxed"] = "strict"
     sources: dict[str, SourceConfig] = msgspec.field(default_factory=dict)
     transforms: dict[str, TransformConfig] = msgspec.field(default_factory=dict)
     sinks: dict[str, SinkConfig] = msgspec.field(default_factory=dict)
@@ -136,6 +139,7 @@ def build_config(raw: dict[str, Any], env: Mapping[str, str] | None = None, orig
     config.sources = sections["sources"]
     config.transforms = sections["transforms"]
     config.sinks = sections["sinks"]
+    expand_input_wildcards(config, relaxed=config.wildcard_matching == "relaxed")
     return config
 
 

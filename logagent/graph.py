@@ -1,31 +1,17 @@
-"""Static checks of the component graph, run by ``validate`` and before ``run``."""
+"""Static checks of the component graph, run by ``validate`` and before ``run``.
+
+``output_ports`` lives in ``ports.py`` and is re-exported here.
+"""
 
 from __future__ import annotations
 
 from logagent.config import Config, ConfigError, component_error
 from logagent.sinks.prometheus.config import PrometheusExporterConfig
 from logagent.config_errors import raise_all
+from logagent.ports import output_ports
 from logagent.sinks.template_fields import unknown_template_field
 from logagent.sources.internal_metrics import is_metrics_source, log_sources
-from logagent.transforms.remap_config import DROPPED, RemapConfig
-from logagent.transforms.route import UNMATCHED, RouteConfig
-
-
-def output_ports(config: Config) -> dict[str, str]:
-    """Every port an input may name, mapped to the component that owns it."""
-    ports: dict[str, str] = {}
-    for component_id in config.sources:
-        ports[component_id] = component_id
-    for component_id, transform in config.transforms.items():
-        if isinstance(transform, RouteConfig):
-            for name in list(transform.route) + ([UNMATCHED] if transform.reroute_unmatched else []):
-                ports[f"{component_id}.{name}"] = component_id
-        elif isinstance(transform, RemapConfig) and transform.reroute_dropped:
-            ports[component_id] = component_id
-            ports[f"{component_id}.{DROPPED}"] = component_id
-        else:
-            ports[component_id] = component_id
-    return ports
+from logagent.transforms.route import RouteConfig
 
 
 def check_graph(config: Config) -> list[str]:

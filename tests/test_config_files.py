@@ -232,3 +232,39 @@ def test_a_config_path_may_be_a_glob_as_in_vector(tmp_path: Path) -> None:
     assert (list(config.sources), list(config.sinks)) == (["pods"], ["out"])
     with pytest.raises(ConfigError, match="no config file matches this pattern"):
         load_config([str(tmp_path / "etc" / "*.yaml")], {})
+
+
+WILDCARDS = """
+kubernetes: {node_name: n1}
+sources:
+  kube_apps: {type: kubernetes_logs}
+  kube_system: {type: kubernetes_logs}
+transforms:
+  split:
+    type: route
+    inputs: ["kube_*"]
+    route: {errors: '.stream == "stderr"'}
+sinks:
+  out: {type: console, inputs: ["split.*", "kube_sys*"]}
+  none: {type: console, inputs: ["nothing_*"]}
+"""
+
+
+def test_inputs_wildcards_expand_as_in_vector() -> None:
+    from logagent.graph import check_graph
+
+    config = parse_config(textwrap.dedent(WILDCARDS).replace('  none: {type: console, inputs: ["nothing_*"]}\n', ""), {})
+    assert config.transforms["split"].inputs == ["kube_apps", "kube_system"]
+    assert config.sinks["out"].inputs == ["split.errors", "split._unmatched", "kube_system"]
+    check_graph(config)
+
+
+def test_a_wildcard_matching_nothing_is_an_error_unless_relaxed() -> None:
+    from logagent.graph import check_graph
+
+    with pytest.raises(ConfigError, match=r'sinks.none.inputs\[0\]: "nothing_\*" names no source or transform'):
+        check_graph(parse_config(textwrap.dedent(WILDCARDS), {}))
+    relaxed = parse_config("wildcard_matching: relaxed\n" + textwrap.dedent(WILDCARDS).replace(
+        '["nothing_*"]', '["nothing_*", "kube_apps"]'), {})
+    assert relaxed.sinks["none"].inputs == ["kube_apps"]
+    check_graph(relaxed)

@@ -61,7 +61,7 @@ async def wait_exit(agent: AgentProcess, timeout: float = 60.0) -> int:
     return agent.proc.returncode
 
 
-async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 60.0) -> SeqTracker:
+async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 180.0) -> SeqTracker:
     deadline = time.monotonic() + timeout
     while True:
         tracker = tracker_of(*receivers)
@@ -141,7 +141,7 @@ async def test_receiver_down_20s_memory_bounded_then_everything_arrives(tmp_path
         await receiver2.start()
         expected = {w.source: w.seq for w in writers}
         # what arrived before the outage was acknowledged, so it is not sent again
-        tracker = await wait_for_all([receiver, receiver2], expected, timeout=60)
+        tracker = await wait_for_all([receiver, receiver2], expected, timeout=180)
         await receiver2.stop()
     finally:
         for writer in writers:

@@ -78,12 +78,8 @@ GLOBALS_KEYS: dict[str, tuple[VectorKey, ...]] = {
         VectorKey("proxy.no_proxy", "accepted", "nothing is proxied: no proxy endpoint can be set", ["localhost"]),
         VectorKey("proxy.http", "refused", "the HTTP sinks connect directly; proxies are not implemented", "http://proxy:3128"),
         VectorKey("proxy.https", "refused", "the HTTP sinks connect directly; proxies are not implemented", "http://proxy:3128"),
-        VectorKey(
-            "wildcard_matching",
-            "refused",
-            "inputs here name components exactly (no wildcards), so there is nothing to match",
-            "relaxed",
-        ),
+        VectorKey("wildcard_matching", "same", "an `inputs` wildcard (`kube_*`) that matches nothing: an error "
+                  "(`strict`, the default) or dropped (`relaxed`)", "relaxed"),
         VectorKey(
             "enrichment_tables",
             "refused",

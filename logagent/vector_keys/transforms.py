@@ -19,7 +19,8 @@ _IS_LOG = "every record here is a log: `is_log` is always true, `is_metric` and 
 
 
 def _common() -> tuple[VectorKey, ...]:
-    return (VectorKey("inputs", "same", "", None), _GRAPH)
+    return (VectorKey("inputs", "same", "ids of sources and transforms (or their outputs, `route.name`); wildcards "
+                      "such as `kube_*` expand to every output they match, as in Vector", None), _GRAPH)
 
 
 def _conditions(key: str) -> tuple[VectorKey, ...]:
