@@ -41,6 +41,7 @@ import structlog
 from logagent.config import Config, ConfigError
 from logagent.queue import BatchQueue
 from logagent.sinks.base import Sink
+from logagent.sinks.healthcheck import Unhealthy, run_healthchecks
 from logagent.sources.internal_metrics import log_sources
 from logagent.topology import (
     HubKinds,
@@ -172,6 +173,12 @@ async def apply_plan(topology: Topology, plan: Plan) -> None:
     sinks = {cid: build_sink(cid, new.sinks[cid], topology.stdout_fd, new.data_dir) for cid in plan.sinks.added + plan.sinks.changed}
     transforms = {cid: build_transform(cid, new.transforms[cid]) for cid in plan.transforms.added + plan.transforms.changed}
     await topology.start_sinks(sinks)
+    try:
+        if new.healthchecks.enabled:  # as Vector: the sinks a reload adds or changes are checked
+            await run_healthchecks(sinks, new.sinks, new.healthchecks.require_healthy)
+    except Unhealthy as exc:
+        await _stop_all(sinks.values())
+        raise ConfigError(str(exc)) from None
     try:
         await _widen_hub(topology, plan)
     except BaseException:

@@ -318,3 +318,32 @@ async def test_loki_label_expansion_as_vector_writes_it(servers, tmp_path):
 def test_loki_label_expansion_takes_one_object_field():
     with pytest.raises(ConfigError, match="a key ending in \\* takes one object field"):
         sink_config("{type: loki, inputs: [k], endpoint: 'http://l', labels: {'x_*': 'a-{{ kubernetes.pod_labels }}'}}")
+
+
+def test_a_reload_adding_an_unhealthy_sink_fails_when_healthy_sinks_are_required(tmp_path):
+    """As Vector: a reload checks the sinks it adds; with require_healthy an unhealthy one keeps the old pipeline."""
+    import signal
+
+    from tests.agent_process import AgentProcess
+    from tests.test_reload import append, filter_config, records, reload_and_wait, wait_until
+
+    pods = tmp_path / "pods"
+    log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
+    config = filter_config(tmp_path, pods, 'contains(.message, "a")', extra_top="healthchecks: {require_healthy: true}\n")
+    good = config.read_text()
+    out_path = tmp_path / "out.ndjson"
+    with open(out_path, "ab") as out:
+        agent = AgentProcess(config, out)
+        try:
+            agent.wait_for_log("started")
+            # nothing listens on port 9: the added sink's healthcheck gets no answer
+            config.write_text(good + "  ship: {type: http, inputs: [keep], uri: 'http://127.0.0.1:9/', "
+                                     "healthcheck: {uri: 'http://127.0.0.1:9/health', timeout: 2}}\n")
+            event = reload_and_wait(agent, "config reload failed")
+            assert event["error"].startswith("healthchecks failed and healthchecks.require_healthy is set: sinks.ship: GET ")
+            append(log_file, ["a after"])
+            wait_until(lambda: [r["message"] for r in records(out_path)] == ["a after"], "old pipeline", agent=agent)
+            agent.signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            agent.stop()
