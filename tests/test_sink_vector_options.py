@@ -347,3 +347,8 @@ def test_a_reload_adding_an_unhealthy_sink_fails_when_healthy_sinks_are_required
             assert agent.wait(timeout=30) == 0
         finally:
             agent.stop()
+
+
+def test_a_templated_header_is_refused_not_sent_as_text():
+    with pytest.raises(ConfigError, match="sinks.out.request.headers.X-Level: templated header values are not implemented"):
+        sink_config("{type: http, inputs: [k], uri: 'http://h/', request: {headers: {X-Level: '{{ level }}'}}}")

@@ -125,7 +125,8 @@ def _request(prefix: str = "", headers: bool = True) -> tuple[VectorKey, ...]:
         VectorKey(f"{prefix}request.adaptive_concurrency", "refused", _ADAPTIVE, {"initial_concurrency": 2}),
     ]
     if headers:
-        keys.append(VectorKey(f"{prefix}request.headers", "same", "static values only", {"X-Source": "logagent"}))
+        keys.append(VectorKey(f"{prefix}request.headers", "same", "fixed values; a templated value is refused (a "
+                              "request carries many records)", {"X-Source": "logagent"}))
     return tuple(keys)
 
 

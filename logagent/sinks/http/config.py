@@ -282,6 +282,9 @@ def _validate_request(request: RequestConfig, has_auth: bool) -> None:
         if not is_header_name(name):
             raise ValueError(f"request.headers.{name}: not a valid header name")
         value = request.headers[name]
+        if "{{" in value:
+            raise ValueError(f"request.headers.{name}: templated header values are not implemented (a request "
+                             "carries many records); give a fixed value")
         if not (value.isascii() and value.isprintable()):  # no line breaks either
             raise ValueError(f"request.headers.{name}: the value must be printable ASCII on one line")
 
