@@ -244,3 +244,24 @@ def test_keys_named_in_the_log_are_bounded_and_forgotten() -> None:
         run(thr, records(ctx, 1), ctx)
     assert not thr._named and thr.held_keys == 1  # nothing left of the 4,596 throttled keys but the last one
     assert len(logs) == MAX_NAMED_KEYS + 500  # each named once, when first throttled
+
+
+def test_metrics_count_discards_by_reason_and_per_key() -> None:
+    """``logagent_component_discarded_events_total{reason="throttled"}``, per key when asked, and the keys held."""
+    from types import SimpleNamespace
+
+    from logagent.observe.metrics.components import discarded_families
+
+    thr = make(threshold=1, window_secs=10, key_field="{{ kubernetes.pod_namespace }}",
+               internal_metrics={"emit_events_discarded_per_key": True})
+    for namespace, n in (("a", 4), ("b", 2)):
+        ctx = context(namespace)
+        run(thr, records(ctx, n), ctx)
+    samples = {(m.name, s.labels.get("reason") or s.labels.get("key", "")): s.value
+               for m in discarded_families(SimpleNamespace(transforms={"thr": thr})) for s in m.samples}
+    assert samples == {
+        ("logagent_component_discarded_events", "throttled"): 4,
+        ("logagent_component_discarded_events_by_key", "a"): 3,
+        ("logagent_component_discarded_events_by_key", "b"): 1,
+        ("logagent_throttle_keys", ""): 2,
+    }
