@@ -20,9 +20,9 @@ Dropped records go with their batch's acknowledgement (see ``throttle``).
 from __future__ import annotations
 
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
-from itertools import repeat
+from itertools import islice, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -63,8 +63,9 @@ class DedupeTransform(Transform):
         self.max_age_secs = timed.max_age_ms / 1000 if timed is not None else None
         self.refresh_on_drop = bool(timed and timed.refresh_on_drop)
         self._clock = clock
-        #: entry -> when it was last remembered (LRU order: least recent first)
-        self._cache: OrderedDict[tuple[Any, ...], float] = OrderedDict()
+        #: entry -> when it was last remembered (LRU order: least recent first); a plain dict (in its
+        #: insertion order) without time_settings, so a batch without duplicates is a few calls in C
+        self._cache: dict[tuple[Any, ...], float] = OrderedDict() if timed is not None else {}
         self.discarded: Counter[str] = Counter()
 
     @property
@@ -97,6 +98,23 @@ class DedupeTransform(Transform):
     def _first_seen(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
         """The records whose entry is not in the cache (each remembered as the most recent)."""
         cache = self._cache
+        if not cache.keys().isdisjoint(entries):
+            return self._first_seen_each(events, entries)
+        # none seen before (the common batch): if none repeats either, the verdicts and the cache are
+        # those of one by one, in bulk
+        before = len(cache)
+        cache.update(zip(entries, repeat(0.0)))
+        if len(cache) - before < len(entries):  # a record repeats another of the batch: undo, one by one
+            deque(map(cache.__delitem__, dict.fromkeys(entries)), maxlen=0)
+            return self._first_seen_each(events, entries)
+        excess = len(cache) - self.capacity
+        if excess > 0:
+            deque(map(cache.__delitem__, list(islice(cache, excess))), maxlen=0)
+        return events
+
+    def _first_seen_each(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
+        """One by one, for a batch holding duplicates (an ordered dict for the moves, then plain again)."""
+        cache = OrderedDict(self._cache)
         capacity = self.capacity
         move, evict = cache.move_to_end, cache.popitem
         kept = []
@@ -108,6 +126,7 @@ class DedupeTransform(Transform):
             if len(cache) > capacity:
                 evict(last=False)
             kept.append(event)
+        self._cache = dict(cache)
         return kept
 
     def _seen(self, entry: tuple[Any, ...], now: float) -> bool:
