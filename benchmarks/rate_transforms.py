@@ -66,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=1_000_000, help="CRI lines in total (over 20 files)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", nargs="*", choices=[n for n in FRONT if n != "without"],
+                        help="measure only these transforms (against without)")
     args = parser.parse_args(argv)
+    if args.only:
+        for name in [n for n in FRONT if n != "without" and n not in args.only]:
+            del FRONT[name]
     specs = pod_specs()
     steady: dict[str, list[float]] = {name: [] for name in FRONT}
     ratios: dict[str, list[float]] = {name: [] for name in FRONT if name != "without"}

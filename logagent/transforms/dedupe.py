@@ -35,8 +35,17 @@ from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.dedupe_config import DEFAULT_MATCH, DedupeConfig
 from logagent.transforms.options import number_text
 
-#: a compared field the record does not have (equal only to itself)
-MISSING = ("missing",)
+class _Missing:
+    """A compared field the record does not have: equal only to itself, hashed by identity (in C, no
+    tuple to hash again at every look-up of the entries holding it)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
 _sorted_json = msgspec.json.Encoder(order="sorted").encode
 #: type tags, as in Vector's cache entries (a string is kept as itself)
 _TAGS = {int: 2, float: 3, bool: 4, dict: 5, list: 6, type(None): 7}
