@@ -107,15 +107,14 @@ class DedupeTransform(Transform):
     def _first_seen(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
         """The records whose entry is not in the cache (each remembered as the most recent)."""
         cache = self._cache
-        if not cache.keys().isdisjoint(entries):
-            return self._first_seen_each(events, entries)
-        # none seen before (the common batch): if none repeats either, the verdicts and the cache are
-        # those of one by one, in bulk
         before = len(cache)
         cache.update(zip(entries, repeat(0.0)))
-        if len(cache) - before < len(entries):  # a record repeats another of the batch: undo, one by one
-            deque(map(cache.__delitem__, dict.fromkeys(entries)), maxlen=0)
+        if len(cache) - before < len(entries):
+            # one was seen before or repeats another of the batch: undo (the new keys are the last ones;
+            # the others kept their place and value) and go one by one
+            deque(map(cache.__delitem__, list(islice(cache, before, None))), maxlen=0)
             return self._first_seen_each(events, entries)
+        # none seen before and none repeated (the common batch): the verdicts and the cache of one by one
         excess = len(cache) - self.capacity
         if excess > 0:
             deque(map(cache.__delitem__, list(islice(cache, excess))), maxlen=0)
@@ -174,7 +173,8 @@ class DedupeTransform(Transform):
         for key in self._simple:
             if key in _LINE_ATTRS:
                 column = list(map(_LINE_ATTRS[key], events))
-                if None in column:  # a record without it: missing, not null
+                # all() first: a truth test per string, where ``in`` compares each one with None
+                if not all(column) and None in column:  # a record without it: missing, not null
                     column = [MISSING if value is None else value for value in column]
                 columns.append(column)
             elif batch.ctx is not None:
