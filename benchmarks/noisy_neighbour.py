@@ -167,10 +167,11 @@ def one_run(workdir: Path, args: argparse.Namespace, sink: str, variant: str, ta
         if variant != "quiet only":
             noisy = subprocess.Popen([PYTHON, "-c", NOISY_WRITER, str(noisy_path), str(args.noisy_mbps * 1e6),
                                       str(total_secs)], stdout=subprocess.PIPE)
-        cpu_before, wall_before = cpu_seconds(proc.pid), time.monotonic()
+        cpu_before, read_before, wall_before = cpu_seconds(proc.pid), bytes_read(proc.pid), time.monotonic()
         first_second = time.time_ns() // 1_000_000_000
         written = write_lines(handles, QUIET_RATE * args.quiet_pods, total_secs)
         cpu, wall = cpu_seconds(proc.pid) - cpu_before, time.monotonic() - wall_before
+        read_mb = (bytes_read(proc.pid) - read_before) / 1e6
         last_second = time.time_ns() // 1_000_000_000
         noisy_bytes = int(noisy.communicate(timeout=60)[0].split()[0]) if noisy is not None else 0
         deadline = time.monotonic() + 30
@@ -185,11 +186,17 @@ def one_run(workdir: Path, args: argparse.Namespace, sink: str, variant: str, ta
             handle.close()
         noisy_path.unlink(missing_ok=True)  # gigabytes
     return figures(arrivals, written, noisy_bytes / 1e6 / total_secs, range(first_second + 2, last_second - 1),
-                   100 * cpu / wall)
+                   100 * cpu / wall, read_mb / wall)
+
+
+def bytes_read(pid: int) -> int:
+    """What the process has read so far (``rchar`` of /proc/<pid>/io: here, nearly all of it log files)."""
+    with open(f"/proc/{pid}/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
 
 
 def figures(arrivals: Arrivals, written: int, noisy_mbps: float, steady_seconds: range,
-            cpu_percent: float) -> dict[str, float]:
+            cpu_percent: float, read_mbps: float) -> dict[str, float]:
     delays = sorted(arrivals.delays_ms)
     steady = [arrivals.noisy_per_second.get(s, 0) for s in steady_seconds]
     return {
@@ -198,7 +205,9 @@ def figures(arrivals: Arrivals, written: int, noisy_mbps: float, steady_seconds:
         "noisy MB/s written": noisy_mbps,
         "noisy/s delivered (mean)": sum(steady) / len(steady) if steady else 0.0,
         "noisy/s min": min(steady, default=0), "noisy/s max": max(steady, default=0),
+        "agent MB/s read": read_mbps,
         "agent CPU %": cpu_percent,
+        "CPU-s per GB read": cpu_percent / 100 / read_mbps * 1000 if read_mbps else float("nan"),
     }
 
 
@@ -263,8 +272,10 @@ def sink_targets(sink: str, results: dict[str, list[dict[str, float]]]) -> list[
         cpu = {v: median([r["agent CPU %"] for r in results[v]]) for v in ("with noisy", "noisy, throttled")
                if v in results}
         if len(cpu) == 2:
-            targets.append([f"{sink}: agent CPU with noisy -> throttled (median % of a core)",
-                            f"{cpu['with noisy']:.0f} -> {cpu['noisy, throttled']:.0f}", "(reported)", ""])
+            read = {v: median([r["agent MB/s read"] for r in results[v]]) for v in cpu}
+            targets.append([f"{sink}: agent CPU with noisy -> throttled (median % of a core; MB/s read)",
+                            f"{cpu['with noisy']:.0f} % ({read['with noisy']:.1f} MB/s) -> "
+                            f"{cpu['noisy, throttled']:.0f} % ({read['noisy, throttled']:.1f} MB/s)", "(reported)", ""])
         lost = sum(r["quiet written"] - r["quiet delivered"] for r in runs)
         targets.append([f"{sink}, throttled: quiet records lost", str(lost), "0", "met" if lost == 0 else "MISSED"])
     return targets
