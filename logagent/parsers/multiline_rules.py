@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin
+from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, StartClass, compile_builtin
+from logagent.parsers.multiline_prefilter import may_begin_with_space, prefilter
 
 TENTATIVE = "tentative"
 END = "<done>"
@@ -38,8 +39,9 @@ _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
 class Language(NamedTuple):
     """One runtime's traces as data."""
 
-    #: (regex, state) rules a line may start a trace with
-    starts: list[tuple[str, ...]]
+    #: (regex, state) rules a line may start a trace with; a third item, a
+    #: number, is that rule's own ``lead`` when smaller than the language's
+    starts: list[tuple[Any, ...]]
     #: state -> the rules a following line may match
     states: dict[str, list[tuple[str, ...]]]
     #: a trace of two lines or more has a *marked* line (empty, indented, or
@@ -169,7 +171,7 @@ LANGUAGES: dict[str, Language] = {
         [
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
-            (_EXCEPTION, "frames"),
+            (_EXCEPTION, "frames", 1),  # its next line is a frame, indented
         ],
         {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
@@ -277,43 +279,27 @@ def _build(languages: tuple[str, ...]) -> Machine:
             index[name, state] = len(index)
     searches: dict[str, Search] = {}
 
-    def rule(name: str, spec: tuple[str, ...]) -> Rule:
+    def rule(name: str, spec: tuple[Any, ...]) -> Rule:
         pattern, target = spec[0], spec[1]
         if pattern not in searches:
             searches[pattern] = compile_builtin(pattern)
         number = DONE if target == END else index[name, target]
-        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:])
+        own_lead = next((item for item in spec[2:] if isinstance(item, int)), LANGUAGES[name].lead)
+        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], lead=own_lead)
 
     start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
     states: list[list[Rule]] = [[] for _ in index]
     for (name, state), number in index.items():
         states[number] = [rule(name, spec) for spec in LANGUAGES[name].states[state]]
-    start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name].starts)
     lead = max(LANGUAGES[name].lead for name in languages)
     marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
-    at_start, anywhere = _any_of(list(start_patterns))
-    groups = [
-        (at_start, [r for r, spec in zip(starts, start_specs) if spec[0].startswith("^")]),
-        (anywhere, [r for r, spec in zip(starts, start_specs) if not spec[0].startswith("^")]),
-    ]
 
-    def start_any(line: str) -> object:
-        return at_start(line) or anywhere(line)
+    def start_class(keep: list[bool]) -> StartClass:
+        kept = [(spec[0], r) for spec, r, k in zip(start_specs, starts, keep) if k]
+        return prefilter([pattern for pattern, _ in kept], searches.__getitem__), tuple(r for _, r in kept)
 
-    return Machine(start_any, starts, states, lead=lead, marks=marks or None, start_groups=groups)
-
-
-def _never(line: str) -> None:
-    return None
-
-
-def _any_of(patterns: list[str]) -> tuple[Search, Search]:
-    """Two tests for "some pattern matches": the anchored ones tried once at the start
-    of the line (as one alternation inside an unanchored search they would be tried
-    at every position: ten times slower), and the others as one search."""
-    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
-    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
-    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")") if anchored else _never
-    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating)) if floating else _never
-    return at_start, anywhere
+    # distance 0 (a marked line): every rule; further: the rules whose traces reach that far
+    classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
+    blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
+    return Machine(starts, states, lead=lead, marks=marks or None, classes=classes, blank_class=blank)
