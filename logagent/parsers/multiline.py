@@ -119,16 +119,13 @@ class MultilineGrouper:
             return out
         done = self._take_while_open(events, 0, -1, ctx, now, out) if self._open else 0
         marked = indented if indented is not None else _marked_positions(events, machine.marked)
-        starts = self._starts(events, marked, done)
-        if not starts:
-            if not done:
-                return events
-            out += events[done:]
-            return out
-        for first in starts:
-            if first >= done:
+        start = machine.start
+        for first, distance in self._candidates(events, marked, done):
+            if first >= done and start(events[first].message, distance) is not None:
                 out += events[done:first]
                 done = self._take_while_open(events, first, first, ctx, now, out)
+        if not done:
+            return events
         out += events[done:]
         return out
 
@@ -179,28 +176,32 @@ class MultilineGrouper:
             index += 1
         return index
 
-    def _starts(self, events: list[LogEvent], marked: Sequence[int], done: int) -> list[int]:
-        """The records from ``done`` on that begin a group, found without looking at most of them.
+    def _candidates(self, events: list[LogEvent], marked: Sequence[int], done: int) -> list[tuple[int, int]]:
+        """(index, distance) of the records from ``done`` on that may begin a group, in order.
 
-        The candidates: each marked record, the ``lead`` records of its stream
-        before it (back to the previous marked one), and the last ``lead`` of
-        each stream. Each is tried against the start rules whose traces can
-        have their first marked line that far on; those at one distance are
-        first filtered together, with one substring search per literal.
+        Each marked record (distance 0), the ``lead`` records of its stream
+        before it back to the previous marked one (distance 1, 2, ...), and
+        the last ``lead`` of each stream. The records of one kind are first
+        tested together (one substring search per literal of the start rules
+        that reach that far): a kind none of whose records can start is dropped whole.
         """
         machine = self.machine
         lead = machine.lead or 0
         blank: list[int] = []
         near: list[list[int]] = [[] for _ in range(lead + 1)]  # by distance to the next marked record
         previous: dict[str | None, int] = {}  # per stream: its last marked record so far
+        last = done - 2
         for position in marked:
             if position < done:
                 continue
             event = events[position]
             message, stream = event.message, event.stream
             (blank if not message or message[0].isspace() else near[0]).append(position)
+            if position == last + 1 and events[last].stream == stream:
+                previous[stream] = last = position  # the run goes on: no unmarked record between
+                continue
             floor = previous.get(stream, done - 1)
-            previous[stream] = position
+            previous[stream] = last = position
             if lead and position - 1 > floor:
                 distance = 0
                 for index in range(position - 1, floor, -1):
@@ -212,14 +213,11 @@ class MultilineGrouper:
         for index, distance in _stream_tails(events, lead, done):
             if index > previous.get(events[index].stream, done - 1):
                 near[distance].append(index)
-        found: list[int] = []
-        start = machine.start
+        found: list[tuple[int, int]] = []
         for distance, (indexes, (test, _rules)) in enumerate([(blank, machine.blank_class), *zip(near, machine.classes)]):
-            if indexes:
-                messages = [events[index].message for index in indexes]
-                if test.lines(messages):
-                    at = max(distance - 1, 0)  # blank lines are at distance 0, as near[0]
-                    found += [index for index, line in zip(indexes, messages) if start(line, at) is not None]
+            if indexes and test.lines([events[index].message for index in indexes]):
+                at = max(distance - 1, 0)  # blank lines are at distance 0, as near[0]
+                found += [(index, at) for index in indexes]
         found.sort()
         return found
 
