@@ -171,8 +171,25 @@ class MultilineGrouper:
     ) -> int:
         """Records one by one from ``index``, through ``through`` and on while a group is open; the next index."""
         count = len(events)
+        loop = self.machine.loop
+        max_lines, max_bytes = self.max_lines, self.max_bytes
         while index < count and (index <= through or self._open):
-            self._take(events[index], ctx, now, out)
+            event = events[index]
+            group = self._open.get(event.stream)
+            if group is not None:
+                same = loop(group.active)
+                message = event.message
+                if (
+                    same is not None
+                    and same(message) is not None
+                    and len(group.lines) + len(group.tentative) < max_lines
+                    and group.nbytes + 1 + len(message) <= max_bytes
+                ):
+                    group.last = now  # what _take would do, in fewer steps
+                    group.add(event, False)
+                    index += 1
+                    continue
+            self._take(event, ctx, now, out)
             index += 1
         return index
 
@@ -214,10 +231,13 @@ class MultilineGrouper:
             if index > previous.get(events[index].stream, done - 1):
                 near[distance].append(index)
         found: list[tuple[int, int]] = []
-        for distance, (indexes, (test, _rules)) in enumerate([(blank, machine.blank_class), *zip(near, machine.classes)]):
+        lines = machine.blank_class[0].lines
+        for run in _runs(blank):  # a dump, a trace's frames: one test each
+            if lines([events[index].message for index in run]):
+                found += [(index, 0) for index in run]
+        for distance, (indexes, (test, _rules)) in enumerate(zip(near, machine.classes)):
             if indexes and test.lines([events[index].message for index in indexes]):
-                at = max(distance - 1, 0)  # blank lines are at distance 0, as near[0]
-                found += [(index, at) for index in indexes]
+                found += [(index, distance) for index in indexes]
         found.sort()
         return found
 
@@ -332,6 +352,18 @@ def _stream_tails(events: list[LogEvent], lead: int, done: int) -> list[tuple[in
                 break
             tail.append((rest - 1 - position, distance))
     return tail
+
+
+def _runs(indexes: list[int]) -> list[list[int]]:
+    """``indexes`` (ascending) cut where they are not consecutive."""
+    runs: list[list[int]] = []
+    previous = -2
+    for index in indexes:
+        if index != previous + 1:
+            runs.append([])
+        runs[-1].append(index)
+        previous = index
+    return runs
 
 
 def _marked_positions(events: list[LogEvent], marked: Search | None) -> list[int]:

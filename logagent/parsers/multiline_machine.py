@@ -54,18 +54,21 @@ class Rule:
 
     ``lead`` (start rules of the built-in tables): the most lines a trace this
     rule begins can have before its first marked line (see ``Machine.lead``).
+    ``pattern``: the ``re`` pattern ``search`` is of, when it is one (built-in rules).
     """
 
-    __slots__ = ("search", "target", "tentative", "negate", "lead")
+    __slots__ = ("search", "target", "tentative", "negate", "lead", "pattern")
 
     def __init__(
-        self, search: Search, target: int, *, tentative: bool = False, negate: bool = False, lead: int = 0
+        self, search: Search, target: int, *, tentative: bool = False, negate: bool = False, lead: int = 0,
+        pattern: str | None = None,
     ) -> None:
         self.search = search
         self.target = target
         self.tentative = tentative
         self.negate = negate
         self.lead = lead
+        self.pattern = pattern
 
     def takes(self, line: str) -> bool:
         return (self.search(line) is None) is self.negate
@@ -81,7 +84,7 @@ StartClass = tuple[Prefilter, tuple[Rule, ...]]
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps", "_loops")
 
     def __init__(
         self,
@@ -116,6 +119,7 @@ class Machine:
             None if any(rule.negate for rule in rules) else tuple((r.search, r.target, r.tentative) for r in rules)
             for rules in self.states
         )
+        self._loops: dict[Active, Search | None] = {}
 
     def start(self, line: str, distance: int = 0) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none.
@@ -168,6 +172,38 @@ class Machine:
         if not targets:
             return None
         return tuple(target for target in targets if target != DONE), tentative
+
+
+    def loop(self, active: Active) -> Search | None:
+        """A match for the lines that leave a group in ``active`` as it is (a frame after a frame), or None.
+
+        One regex per set of states, made of their rules (a line every state
+        takes with one of its rules back to itself, no earlier rule of the
+        state taking it), so the lines of a long trace cost one match each.
+        """
+        if active not in self._loops:
+            parts = [_self_loop(self.states[state], state) for state in active]
+            self._loops[active] = (
+                re.compile("".join(f"(?={part})" for part in parts)).match if all(parts) and active else None
+            )
+        return self._loops[active]
+
+
+def _self_loop(rules: Sequence[Rule], state: int) -> str | None:
+    """A regex (matched at the line's start) of the lines ``state``'s rules take back to ``state``."""
+    alternatives: list[str] = []
+    for number, rule in enumerate(rules):
+        if rule.pattern is None or rule.negate:
+            return None
+        if rule.target == state and not rule.tentative:
+            earlier = "".join(f"(?!{_at_start(r.pattern)})" for r in rules[:number])  # type: ignore[arg-type]
+            alternatives.append(f"{earlier}{_at_start(rule.pattern)}")
+    return "|".join(f"(?:{alternative})" for alternative in alternatives) or None
+
+
+def _at_start(pattern: str) -> str:
+    """``pattern`` (searched) as a regex matched at the start of the line, with the same answer."""
+    return f"(?:{pattern[1:]})" if pattern.startswith("^") else f".*?(?:{pattern})"
 
 
 def _always(line: str) -> bool:

@@ -30,7 +30,10 @@ _MIN_LITERAL = 2
 
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Texts one of which every match of ``pattern`` contains, or None if none is known (conservative)."""
-    return _sequence(list(sre_parse.parse(pattern)))
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & sre.SRE_FLAG_IGNORECASE:  # "(?i)" for the whole pattern
+        return None
+    return _sequence(list(parsed))
 
 
 def may_begin_with_space(pattern: str) -> bool:

@@ -285,7 +285,7 @@ def _build(languages: tuple[str, ...]) -> Machine:
             searches[pattern] = compile_builtin(pattern)
         number = DONE if target == END else index[name, target]
         own_lead = next((item for item in spec[2:] if isinstance(item, int)), LANGUAGES[name].lead)
-        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], lead=own_lead)
+        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], lead=own_lead, pattern=pattern)
 
     start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
