@@ -128,3 +128,23 @@ def test_a_self_loop_match_means_the_step_leaves_the_states_as_they_are() -> Non
                 loops += 1
                 assert machine.step(active, line) == (active, False), (active, line)
     assert loops > 100
+
+
+def test_no_false_joins_in_ordinary_container_logs() -> None:
+    """The benchmark's corpus of ordinary lines (access logs, JSON, logfmt, klog, logback, "Error:" mid-sentence,
+    YAML and pretty JSON dumps): every line comes out as its own record, in batches of several sizes."""
+    from benchmarks.multiline_logs import ordinary_record
+
+    from logagent.event import FileContext, LogEvent
+    from logagent.parsers.multiline import MultilineGrouper, MultilineStats
+
+    ctx = FileContext({"file": "x"})
+    messages = [line for seq in range(12_000) for line in ordinary_record(seq)]
+    events = [LogEvent(m, "stderr" if i % 5 == 0 else "stdout", "t", ctx) for i, m in enumerate(messages)]
+    for batch in (1, 7, 500, len(events)):
+        grouper = MultilineGrouper(language_machine(AUTO), MultilineStats())
+        out: list[LogEvent] = []
+        for start in range(0, len(events), batch):
+            out += grouper.feed(events[start:start + batch], ctx, 0.0)
+        out += grouper.flush(ctx)
+        assert [e.message for e in out if "\n" in e.message] == [] and len(out) == len(events), batch

@@ -71,7 +71,9 @@ LANGUAGES: dict[str, Language] = {
                 (_AT_FRAME, "frames"),
                 (r"^\s*nested exception is:\s*$", "nested"),
                 (_BLANK, "exception", TENTATIVE),  # a blank line between the header and its first "at"
+                (r"", "message0", TENTATIVE),  # a message of several lines ("### Cause: ..." of MyBatis)
             ],
+            **_message_lines("message", 2, [(_AT_FRAME, "frames")]),
             "nested": [(r"(?:Exception|Error|Throwable)", "exception")],
             "frames": [
                 (_AT_FRAME, "frames"),
@@ -86,7 +88,7 @@ LANGUAGES: dict[str, Language] = {
                 (_BLANK, "cause", TENTATIVE),
             ],
         },
-        1,
+        3,  # the header, two lines more of its message, then "at"
     ),
     "python": Language(
         [
@@ -154,10 +156,13 @@ LANGUAGES: dict[str, Language] = {
             (r"^\S.*:\d+:in [`'][^`']*': ", "frames"),
             # Rails: "ZeroDivisionError (divided by 0):", " NoMethodError (undefined method ...):"
             (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
+            # Ruby 1.8: "x.rb:52: undefined method `errors' for nil:NilClass (NoMethodError)"
+            (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
         ],
         {
             "frames": [
                 (_RUBY_FRAME, "frames"),
+                (r"^\s+from \S+:\d+$", "frames"),  # Ruby 1.8's top frame: "from x.rb:50"
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
                 (_BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
             ],
@@ -180,6 +185,7 @@ LANGUAGES: dict[str, Language] = {
             "frames": [
                 (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
                 (_AT_FRAME, "frames"),
+                (r"^Emitted '[^']+' event at:$", "frames"),  # an EventEmitter's 'error': where it was emitted
                 (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
                 (_BLANK, "tail", TENTATIVE),
             ],
@@ -221,8 +227,13 @@ LANGUAGES: dict[str, Language] = {
         marks=r"#",
     ),
     "dart": Language(
-        [(r"^Unhandled exception:$", "message0")],
+        [
+            (r"^Unhandled exception:$", "message0"),
+            # an error and its stack printed by the program ("$error\n$stackTrace"): "Exception: x", "#0 ..."
+            (_EXCEPTION, "printed", 1),
+        ],
         {
+            "printed": [(r"^#0\s+\S", "frames")],
             # the message: one or several lines (a source line, carets, blank lines) before "#0"
             **_message_lines("message", 8, [(r"^#0\s+\S", "frames")]),
             "frames": [(r"^#\d+\s+\S", "frames"), (r"^<asynchronous suspension>$", "frames")],
