@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m benchmarks remap [--lines 400000] [--runs 5] [--only context,merge,deepflow]
+    .venv/bin/python -m benchmarks remap [--lines 400000] [--runs 5] [--only context,merge,deepflow] [--profile DIR]
 
 Three programs, each on its own pod tree (20 files, enriched from the apiserver
 emulator), pods -> [remap] -> console (/dev/null):
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=400_000, help="CRI lines per program (over 20 files)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated programs to run")
+    parser.add_argument("--profile", type=Path, help="also record a py-spy profile (raw stacks) of each program once, into this folder")
     args = parser.parse_args(argv)
     names = [name for name in args.only.split(",") if name]
     workdir = Path(tempfile.mkdtemp(prefix="logagent-bench-remap-"))
@@ -118,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
             trees = (workdir / f"{name}-pods", workdir / f"{name}-small")
             write_tree(trees[0], specs, per_file, kind)
             write_tree(trees[1], specs, 5, kind)
+            if args.profile is not None:
+                args.profile.mkdir(parents=True, exist_ok=True)
+                out = args.profile / f"{name}.txt"
+                run_enriched(workdir, trees[0], emulator.kubeconfig, f"{name}-profile", pipeline=pipeline(program),
+                             profile=(out, 250, ()))
+                print(f"profile of {name}: {out}", file=sys.stderr)
             ratios, rss = [], []
             for i in range(args.runs):
                 rates = {}

@@ -49,6 +49,9 @@ class RemapTransform(Transform):
         self.context_only = self.program.pure and all(
             root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
             for root, segments in paths)
+        #: whether the program can see ``.timestamp`` (else the record's text stays, unparsed)
+        self.timestamp_seen = any(not segments or segments[0] == "timestamp"
+                                  for root, segments in paths if root == ".")
         #: the merge idiom: records whose message is an object without a key they have are merged as
         #: parse_json merges (validated, not decoded), with the same result as VRL's
         self.merge_idiom = " ".join(_strip_comments(self.program.source).split()) in MERGE_IDIOMS
@@ -77,10 +80,11 @@ class RemapTransform(Transform):
 
     def _run_record(self, event: LogEvent) -> Any:
         try:
-            _, target, _ = self.program.run(event_to_target(event))
+            target, stamp = event_to_target(event, self.timestamp_seen)
+            _, target, _ = self.program.run(target)
             if type(target) is not dict:
                 raise VrlRuntimeError("the event root must be an object")
-            return target_to_event(target, event)
+            return target_to_event(target, event, stamp)
         except VrlRuntimeError as exc:
             return (RUNTIME_ERROR, str(exc))
         except Aborted as exc:

@@ -121,15 +121,23 @@ class Compiler(ExpressionCompiler):
         target = arguments[0].value
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
-            getter = self.compile(target).run if not segments else self.compile(_parent(target)).run
-            if not segments:
-                return Compiled(lambda frame: True, BOOLEAN)
-            last = segments[-1:]
-            return Compiled(lambda frame: has_path(getter(frame), last), BOOLEAN)
+            return self.compile_exists(target, root, segments)
         kind = self.compile(target).type
         self.writes.add((root, segments))
         self.assign_type(target, NULL)
         return Compiled(_deleter(root, slot, segments), kind)
+
+    def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
+        if not segments:
+            self.compile(target)
+            return Compiled(lambda frame: True, BOOLEAN)
+        if root == EVENT and len(segments) == 1 and type(segments[0]) is str:
+            self.reads.add((root, segments))  # the field alone, not the whole event
+            key = segments[0]
+            return Compiled(lambda frame: type(frame.event) is dict and key in frame.event, BOOLEAN)
+        getter = self.compile(_parent(target)).run
+        last = segments[-1:]
+        return Compiled(lambda frame: has_path(getter(frame), last), BOOLEAN)
 
     # -- assignment ----------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any
 from . import operations
 from .ast import EVENT, ArrayLiteral, Binary, Literal, ObjectLiteral, Query, RegexLiteral, Template, Unary, Variable
 from .diagnostic import Diagnostics
+from .function import FunctionError
 from .regexes import compile_regex_literal
 from .runtime import Frame, VrlRuntimeError, get_path, kind_name
 from .types import ANY, BOOLEAN, BYTES, Type, TypeState, type_of_constant
@@ -30,6 +31,8 @@ class Compiled:
     fallible: bool = False
     constant: bool = False
     value: Any = None
+    #: a call's run raising its function's error without VRL's prefix (for ``??``, which never reads it)
+    bare: Evaluator | None = None
 
 
 def constant(value: Any) -> Compiled:
@@ -138,7 +141,7 @@ class ExpressionCompiler:
                                              node.left.end, ("this expression can't fail",
                                                              "remove this error coalescing operation"))
             right = self.compile(node.right)
-            return Compiled(_coalesce(left.run, right.run), left.type.union(right.type), right.fallible)
+            return Compiled(_coalesce(left.bare or left.run, right.run), left.type.union(right.type), right.fallible)
         right = self.compile(node.right)
         fallible = left.fallible or right.fallible
         lk, rk = left.type.kinds, right.type.kinds
@@ -214,7 +217,7 @@ def _coalesce(left: Evaluator, right: Evaluator) -> Evaluator:
     def coalesce(frame: Frame) -> Any:
         try:
             return left(frame)
-        except VrlRuntimeError:
+        except (VrlRuntimeError, FunctionError):
             return right(frame)
 
     return coalesce
