@@ -35,36 +35,49 @@ def event_to_target(event: LogEvent, timestamp_seen: bool = True) -> tuple[dict[
     return target, stamp
 
 
-def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSENT) -> LogEvent:
-    """The event a program's ``target`` makes of ``event``; ``stamp``: what ``event_to_target`` put in."""
+def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSENT,
+                    written: frozenset[str] | None = None) -> LogEvent:
+    """The event a program's ``target`` makes of ``event``; ``stamp``: what ``event_to_target`` put in.
+
+    ``written``: the top-level keys the program can write (or delete), when it
+    writes no root; for an event without ``fields`` every other key is the same
+    object as before, so only those are looked at.
+    """
     ctx = event.ctx
     shared = ctx.fields
     changed: list[str] | None = None
-    for key, value in shared.items():
-        if target.get(key, _ABSENT) is not value:
-            changed = [key] if changed is None else changed + [key]
     own: dict[str, Any] = {}
-    for key, value in target.items():
-        if key in shared:
-            if changed is None or key not in changed:
+    if written is not None and event.fields is None:
+        for key in written:
+            value = target.get(key, _ABSENT)
+            if key in shared:
+                if value is shared[key]:
+                    continue
+                changed = [key] if changed is None else changed + [key]
+            if value is not _ABSENT and key not in _LINE_KEYS:
+                own[key] = value if type(value) in _LEAVES else plain(value)
+    else:
+        for key, value in shared.items():
+            if target.get(key, _ABSENT) is not value:
+                changed = [key] if changed is None else changed + [key]
+        for key, value in target.items():
+            if key in shared:
+                if changed is None or key not in changed:
+                    continue
+            elif key in _LINE_KEYS:
                 continue
-        elif key in _LINE_KEYS:
-            continue
-        own[key] = value if type(value) in _LEAVES else plain(value)
+            own[key] = value if type(value) in _LEAVES else plain(value)
     new_ctx = context_keeping(ctx, frozenset(changed)) if changed else ctx
     message = target.get("message")
     if type(message) is not str:
         if "message" in target:
             own["message"] = plain(message)
         message = None
-    fields: dict[str, Any] | None = own
-    if not own and message is not None:
-        fields = None
     value = target.get("timestamp")
     timestamp = event.timestamp if value is stamp else _timestamp(value, event.timestamp)
     stream = target.get("stream")
-    return LogEvent(message, stream if type(stream) in _LEAVES else plain(stream), timestamp,
-                    new_ctx, target.get("truncated") is True, fields)
+    return LogEvent(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
+                    target.get("truncated") is True, None if not own and message is not None else own)
 
 
 def _timestamp(value: Any, original: str | None) -> str | None:

@@ -120,15 +120,9 @@ def _caller(implementation: Any, runs: tuple[Evaluator | None, ...], checks: tup
     while present and present[-1] is None:
         present = present[:-1]
     if 1 <= len(present) <= 2 and all(run is not None for run in present) and len(masks) <= 1:
-        bare = _small_call(implementation, present, (None,) * (len(runs) - len(present)), masks)
-
-        def wrapped(frame: Frame) -> Any:
-            try:
-                return bare(frame)
-            except (FunctionError, VrlRuntimeError) as exc:
-                raise CallError(prefix, exc) from None
-
-        return wrapped, bare
+        tail = (None,) * (len(runs) - len(present))
+        return _small_call(implementation, present, tail, masks, prefix), \
+            _small_call(implementation, present, tail, masks, None)
 
     def call(frame: Frame) -> Any:
         try:
@@ -144,29 +138,42 @@ def _caller(implementation: Any, runs: tuple[Evaluator | None, ...], checks: tup
 
 
 def _small_call(implementation: Any, runs: tuple[Evaluator, ...], tail: tuple[None, ...],
-                masks: tuple[tuple[int, int], ...]) -> Evaluator:
-    """A call of one or two arguments, all present, at most one checked at run time; errors unwrapped."""
+                masks: tuple[tuple[int, int], ...], prefix: str | None) -> Evaluator:
+    """A call of one or two arguments, all present, at most one checked at run time.
+
+    ``prefix`` None: the function's error goes out unwrapped (for ``??``).
+    """
     index, mask = masks[0] if masks else (-1, 0)
     if len(runs) == 1:
         only = runs[0]
-        if index < 0:
+        if index < 0 and prefix is None:
             return (lambda frame: implementation(only(frame), *tail)) if tail else \
                 (lambda frame: implementation(only(frame)))
 
         def call1(frame: Frame) -> Any:
-            value = only(frame)
-            if not kind_bits(value) & mask:
-                raise _kind_error(value, mask)
-            return implementation(value, *tail)
+            try:
+                value = only(frame)
+                if index == 0 and not kind_bits(value) & mask:
+                    raise _kind_error(value, mask)
+                return implementation(value, *tail)
+            except (FunctionError, VrlRuntimeError) as exc:
+                if prefix is None:
+                    raise
+                raise CallError(prefix, exc) from None
 
         return call1
     first, second = runs
 
     def call2(frame: Frame) -> Any:
-        a, b = first(frame), second(frame)
-        if index >= 0 and not kind_bits(b if index else a) & mask:
-            raise _kind_error(b if index else a, mask)
-        return implementation(a, b, *tail)
+        try:
+            a, b = first(frame), second(frame)
+            if index >= 0 and not kind_bits(b if index else a) & mask:
+                raise _kind_error(b if index else a, mask)
+            return implementation(a, b, *tail)
+        except (FunctionError, VrlRuntimeError) as exc:
+            if prefix is None:
+                raise
+            raise CallError(prefix, exc) from None
 
     return call2
 

@@ -73,6 +73,11 @@ class Compiler(ExpressionCompiler):
         after_else = self.types.snapshot()
         self.types.join([after_then, after_else])
         test, yes, no = predicate.run, then.run, otherwise.run
+        if node.otherwise is None:
+            def branch(frame: Frame) -> Any:
+                return yes(frame) if test(frame) is True else None
+
+            return Compiled(branch, then.type.union(NULL))
 
         def branch(frame: Frame) -> Any:
             return yes(frame) if test(frame) is True else no(frame)
@@ -188,6 +193,13 @@ class Compiler(ExpressionCompiler):
         store = self.store(node.target, value.type)
         if node.error_target is None:
             run = value.run
+            top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None
+            if top is not None:
+                def assign_top(frame: Frame) -> Any:
+                    result = frame.event[top] = run(frame)
+                    return result
+
+                return Compiled(assign_top, value.type)
 
             def assign(frame: Frame) -> Any:
                 result = run(frame)
@@ -244,6 +256,11 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
 
         return store_root
     first, rest = segments[0], segments[1:]
+    if type(first) is str and not rest and root == EVENT:
+        def store_event_top(frame: Frame, value: Any) -> None:
+            frame.event[first] = value
+
+        return store_event_top
     if type(first) is str and not rest:
         def store_top(frame: Frame, value: Any) -> None:
             getattr(frame, attribute)[first] = value
@@ -283,6 +300,12 @@ def _deleter(root: str, slot: int, segments: tuple[str | int, ...]) -> Evaluator
         return removed
 
     return delete
+
+
+def _top_level_key(target: tuple[str, int, tuple[str | int, ...]]) -> str | None:
+    """The key of an assignment target that is a top-level field of the event."""
+    root, _, segments = target
+    return segments[0] if root == EVENT and len(segments) == 1 and type(segments[0]) is str else None
 
 
 def _assignable_query(node: Any) -> bool:

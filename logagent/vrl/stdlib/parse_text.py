@@ -189,11 +189,14 @@ def _groups_to_object(pattern: Regex, groups: list[str | None], numeric: bool) -
 
 
 def parse_regex(value: str, pattern: Regex, numeric_groups: bool | None) -> dict[str, Any]:
+    if not numeric_groups:
+        named = pattern.named_captures(value)
+        if named is None:
+            raise FunctionError("could not find any pattern matches")
+        return named
     groups = pattern.captures(value)
     if groups is None:
         raise FunctionError("could not find any pattern matches")
-    if not numeric_groups:
-        return {name: groups[index] for name, index in pattern.names.items()}
     return _groups_to_object(pattern, groups, True)
 
 

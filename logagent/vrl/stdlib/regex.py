@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ...conditions.re2_binding import UNANCHORED, Options, group_names
 from ...conditions.regex import RegexError, compile_rust_pattern
+from .regex_bounded import bounded_pattern
 
 __all__ = ["Regex", "RegexError", "compile_vrl_regex"]
 
@@ -29,7 +30,7 @@ class Regex:
     """A compiled VRL regex; equal to another with the same pattern text."""
 
     is_vrl_regex = True
-    __slots__ = ("pattern", "group_count", "names", "_match")
+    __slots__ = ("pattern", "group_count", "names", "_match", "_search", "_named")
 
     def __init__(self, pattern: str) -> None:
         compiled = compile_rust_pattern(pattern, _OPTIONS)
@@ -40,6 +41,11 @@ class Regex:
         #: group name -> index
         self.names: dict[str, int] = group_names(compiled)
         self._match: Callable[..., Spans] = compiled.Match
+        bounded = bounded_pattern(pattern)
+        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
+        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
+        #: whether ``re``'s groupdict() lists the names in the order of ``names``
+        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Regex) and other.pattern == self.pattern
@@ -51,11 +57,16 @@ class Regex:
         return f"Regex({self.pattern!r})"
 
     def is_match(self, text: str) -> bool:
+        if self._search is not None and text.isascii():
+            return self._search(text) is not None
         data = text.encode("utf-8", "surrogatepass")
         return self._match(UNANCHORED, data, 0, len(data))[0][0] >= 0
 
     def captures(self, text: str) -> list[str | None] | None:
         """The first match's groups (0 is the whole match; None for a group that took no part)."""
+        if self._search is not None and text.isascii():
+            found = self._search(text)
+            return None if found is None else [found.group(0), *found.groups()]
         if text.isascii():
             data = text.encode("ascii")
             spans = self._match(UNANCHORED, data, 0, len(data))
@@ -67,6 +78,14 @@ class Regex:
         if spans[0][0] < 0:
             return None
         return [data[a:b].decode("utf-8", "surrogatepass") if a >= 0 else None for a, b in spans]
+
+    def named_captures(self, text: str) -> dict[str, str | None] | None:
+        """The first match's named groups (None without a match), in the order of ``names``."""
+        if self._named and text.isascii():
+            found = self._search(text)  # type: ignore[misc]
+            return None if found is None else found.groupdict()
+        groups = self.captures(text)
+        return None if groups is None else {name: groups[index] for name, index in self.names.items()}
 
     def iter_spans(self, data: bytes) -> list[Spans]:
         """Every match of the encoded text, left to right, as Rust's ``find_iter`` reports them.
