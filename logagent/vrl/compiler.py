@@ -14,7 +14,7 @@ from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, L
 from .calls import compile_call
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
-from .types import BOOLEAN, NULL, OBJECT, Type, with_field
+from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
 from .value import Kind, kind_names
 
 
@@ -129,7 +129,10 @@ class Compiler(ExpressionCompiler):
             return self.compile_exists(target, root, segments)
         kind = self.compile(target).type
         self.writes.add((root, segments))
-        self.assign_type(target, NULL)
+        if root in (".", "%") and segments:
+            self.types.roots[root] = without_field(self.types.roots[root], segments)
+        else:
+            self.assign_type(target, NULL)
         return Compiled(_deleter(root, slot, segments), kind)
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:

@@ -152,8 +152,7 @@ class ExpressionCompiler:
             if bad:
                 raise self.diagnostics.error("E652", "only objects can be merged", bad[0].offset, bad[0].end,
                                              ("this expression must resolve to an object",))
-            merged = Type(Kind.OBJECT, {**left.type.fields, **right.type.fields}) \
-                if left.type.fields is not None and right.type.fields is not None else Type(Kind.OBJECT)
+            merged = _merged_type(left.type, right.type)
             return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible)
         if op == "||":
             return Compiled(_or(left.run, right.run), Type(lk | rk), fallible)
@@ -169,6 +168,17 @@ class ExpressionCompiler:
 
 
 _OPERATORS = {"+": operations.add, "-": operations.subtract, "*": operations.multiply, "/": operations.divide}
+
+
+def _merged_type(left: Type, right: Type) -> Type:
+    """The type of ``left | right`` (right's fields win; unknown fields of left stay unknown)."""
+    if right.fields is None or right.open:
+        if left.fields is None or right.fields is None:
+            return Type(Kind.OBJECT)
+        return Type(Kind.OBJECT, {**left.fields, **right.fields}, open=True)
+    if left.fields is None:
+        return Type(Kind.OBJECT, dict(right.fields), open=True)
+    return Type(Kind.OBJECT, {**left.fields, **right.fields}, open=left.open)
 
 
 def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind, bool]:
