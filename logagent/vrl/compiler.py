@@ -12,7 +12,9 @@ from typing import Any
 from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Noop, ObjectLiteral, Query,
                   RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
+from .closures import compile_closure_call
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
+from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
 from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
 from .value import Kind, kind_names
@@ -112,6 +114,8 @@ class Compiler(ExpressionCompiler):
         return Compiled(leave, value.type, value.fallible)
 
     def compile_call(self, node: Call) -> Compiled:
+        if node.closure is not None:
+            return compile_closure_call(self, node)
         if node.name in ("del", "exists"):
             return self.compile_path_function(node)
         return compile_call(self, node)
@@ -193,7 +197,9 @@ class Compiler(ExpressionCompiler):
             raise self.diagnostics.error("E104", "unnecessary error assignment", node.error_target.offset,
                                          node.error_target.end, ("this error assignment is unnecessary",),
                                          fix=f"{self.text(node.target)} = {self.text(node.value)}")
-        store = self.store(node.target, value.type)
+        # with an error target the value may be its type's default instead (an empty object has no known fields)
+        store = self.store(node.target, value.type if node.error_target is None else
+                           value.type.union(type_of_constant(default_of(value.type.kinds))))
         if node.error_target is None:
             run = value.run
             top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None

@@ -152,6 +152,13 @@ class TypeState:
         self.scope.variables[name] = (slot, value)
         return slot
 
+    def declare(self, name: str, value: Type) -> int:
+        """A new variable of the current scope (shadowing any outer one of that name): its slot."""
+        slot = self.slots
+        self.slots += 1
+        self.scope.variables[name] = (slot, value)
+        return slot
+
     def enter(self) -> None:
         self.scope = Scope(self.scope)
 
