@@ -12,6 +12,7 @@ implemented), never run differently.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from .ast import Call
@@ -89,69 +90,50 @@ def _items(value: Any) -> Any:
     return sorted(value.items()) if type(value) is dict else enumerate(value)
 
 
-def _bind(variables: list[Any], key_slot: int, value_slot: int, key: Any, item: Any) -> None:
-    if key_slot >= 0:
-        variables[key_slot] = key
-    if value_slot >= 0:
-        variables[value_slot] = item
+def _each(frame: Frame, value: Any, body: Evaluator, slots: tuple[int, int]) -> Iterator[tuple[Any, Any, Any]]:
+    """(key or index, item, the body's value) for each item, the parameters bound for the body."""
+    key_slot, value_slot = slots
+    variables = frame.variables
+    for key, item in _items(value):
+        if key_slot >= 0:
+            variables[key_slot] = key
+        if value_slot >= 0:
+            variables[value_slot] = item
+        yield key, item, body(frame)
+
+
+def _rebuilt(value: Any, pairs: list[tuple[Any, Any]]) -> Any:
+    return dict(pairs) if type(value) is dict else [item for _, item in pairs]
 
 
 def _for_each(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
-    key_slot, value_slot = slots
-
     def for_each(frame: Frame) -> Any:
-        value = value_run(frame)
-        variables = frame.variables
-        for key, item in _items(value):
-            _bind(variables, key_slot, value_slot, key, item)
-            body(frame)
+        for _ in _each(frame, value_run(frame), body, slots):
+            pass
         return None
 
     return for_each
 
 
 def _map_values(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
-    key_slot, value_slot = slots
-
     def map_values(frame: Frame) -> Any:
         value = value_run(frame)
-        variables = frame.variables
-        out = []
-        for key, item in _items(value):
-            _bind(variables, key_slot, value_slot, key, item)
-            out.append((key, body(frame)))
-        return dict(out) if type(value) is dict else [item for _, item in out]
+        return _rebuilt(value, [(key, result) for key, _, result in _each(frame, value, body, slots)])
 
     return map_values
 
 
 def _map_keys(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
-    key_slot, value_slot = slots
-
     def map_keys(frame: Frame) -> Any:
-        value = value_run(frame)
-        variables = frame.variables
-        out = {}
-        for key, item in _items(value):
-            _bind(variables, key_slot, value_slot, key, item)
-            out[body(frame)] = item
-        return out
+        return {result: item for _, item, result in _each(frame, value_run(frame), body, slots)}
 
     return map_keys
 
 
 def _filter(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
-    key_slot, value_slot = slots
-
     def filter_items(frame: Frame) -> Any:
         value = value_run(frame)
-        variables = frame.variables
-        kept = []
-        for key, item in _items(value):
-            _bind(variables, key_slot, value_slot, key, item)
-            if body(frame) is True:
-                kept.append((key, item))
-        return dict(kept) if type(value) is dict else [item for _, item in kept]
+        return _rebuilt(value, [(key, item) for key, item, keep in _each(frame, value, body, slots) if keep is True])
 
     return filter_items
 
