@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "throughput": ("benchmarks.throughput", "lines per second through the pipeline"),
     "latency": ("benchmarks.latency", "time from a line written to the line delivered"),
     "http": ("benchmarks.http_ship", "shipping to an HTTP endpoint"),
+    "compression-levels": ("benchmarks.compression_levels", "the http sink's compressors alone: size and CPU per codec and level"),
     "conditions": ("benchmarks.conditions", "match() on RE2 against Python re, per record"),
     "checkpoints": ("benchmarks.checkpoints", "checkpoint writes per second under load; throughput new vs old cadence"),
     "crash": ("benchmarks.crash", "lines lost/duplicated when the agent is killed and restarted under rotation"),

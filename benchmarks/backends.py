@@ -102,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"## Backend sinks: {records:,} records (20 files, enriched, no compression); medians of {args.runs} runs\n")
     print(table(["sink", "agent CPU s", "lines/CPU-s (steady)", "vs http ndjson", "per-run ratios"], rows))
     print(f"\nagent start-up subtracted: {cpu_s:.2f} s CPU; every record counted by its receiver")
+    if "opentelemetry" in results and "opentelemetry json" in results:
+        steady = {name: [records / max(m.cpu - cpu_s, 1e-9) for m in results[name]]
+                  for name in ("opentelemetry", "opentelemetry json")}
+        per_run = [j / p for j, p in zip(steady["opentelemetry json"], steady["opentelemetry"])]
+        print(f"\nopentelemetry json / protobuf, steady lines per CPU-s: {median(per_run):.2f} (median of per-run "
+              f"ratios; per run {' '.join(f'{r:.2f}' for r in per_run)})")
     return 0
 
 

@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python -m benchmarks remap [--lines 400000] [--runs 5] [--only context,merge,deepflow]
+        [--before-ref REF] [--profile DIR]
 
 Three programs, each on its own pod tree (20 files, enriched from the apiserver
 emulator), pods -> [remap] -> console (/dev/null):
@@ -16,19 +17,24 @@ emulator), pods -> [remap] -> console (/dev/null):
 Each run is a fresh agent (``logagent run --once``); with and without alternate within each round, and
 each one's start-up (a run on a tiny tree) is subtracted. Ratios are per CPU-second within a round;
 medians of the rounds are reported, with the peak RSS difference (max over rounds, goal <= 5 MiB).
+``--before-ref REF`` adds a third variant to each round: the same program on the package ``logagent`` as
+it was at REF (``git archive``), so before and after are measured in one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 from collections.abc import Sequence
+from io import BytesIO
 from pathlib import Path
 
 from benchmarks.agent_runs import Measured, alternated, run_enriched
-from benchmarks.common import median, table
+from benchmarks.common import REPO, machine_line, median, table
 from benchmarks.parse_json import _message
 from benchmarks.pod_tree import PodSpec, cri_timestamp, pod_specs, start_cluster, stream_of, write_pod_log
 
@@ -89,13 +95,52 @@ def pipeline(program: str | None) -> str:
 
 
 def measure(workdir: Path, trees: tuple[Path, Path], kubeconfig: Path, tag: str, program: str | None,
-            lines: int) -> tuple[float, Measured]:
+            lines: int, code: Path = REPO) -> tuple[float, Measured]:
     big, small = trees
-    start = run_enriched(workdir, small, kubeconfig, f"{tag}-start", pipeline=pipeline(program))
-    full = run_enriched(workdir, big, kubeconfig, tag, pipeline=pipeline(program))
+    start = run_enriched(workdir, small, kubeconfig, f"{tag}-start", pipeline=pipeline(program), code=code)
+    full = run_enriched(workdir, big, kubeconfig, tag, pipeline=pipeline(program), code=code)
     if full.returncode != 0:
         raise RuntimeError(f"agent run {tag} failed with {full.returncode}")
     return lines / max(full.cpu - start.cpu, 1e-9), full
+
+
+def rounds(args: argparse.Namespace, workdir: Path, kubeconfig: Path, name: str, trees: tuple[Path, Path],
+           total: int, before: Path | None) -> tuple[list[list[object]], list[list[object]]]:
+    """(rows, targets) of one program: ``args.runs`` interleaved rounds of without / with (/ before)."""
+    program, _, goal = PROGRAMS[name]
+    variants = ["without", "with"] + (["before"] if before is not None else [])
+    rows: list[list[object]] = []
+    ratios: dict[str, list[float]] = {"with": [], "before": []}
+    rss = []
+    for i in range(args.runs):
+        rates, runs = {}, {}
+        for variant in alternated(variants, i):
+            code = before if variant == "before" and before is not None else REPO
+            rates[variant], runs[variant] = measure(workdir, trees, kubeconfig, f"{name}-{variant}{i}",
+                                                    None if variant == "without" else program, total, code)
+            rows.append([name, i + 1, variant, runs[variant].cpu, rates[variant], runs[variant].peak_rss_kib / 1024])
+        for variant in variants[1:]:
+            ratios[variant].append(rates[variant] / rates["without"])
+        rss.append((runs["with"].peak_rss_kib - runs["without"].peak_rss_kib) / 1024)
+        print(f"{name} round {i + 1}: ratio {ratios['with'][-1]:.2f}, RSS +{rss[-1]:.1f} MiB", file=sys.stderr)
+    ratio = median(ratios["with"])
+    targets: list[list[object]] = [
+        [f"{name}: with / without per CPU-s (median of {args.runs})", f"{ratio:.2f}", f">= {goal}",
+         "met" if ratio >= goal else "MISSED"],
+        [f"{name}: per-round ratios", ", ".join(f"{r:.2f}" for r in ratios["with"]), "(info)", ""]]
+    if before is not None:
+        targets.append([f"{name}: before ({args.before_ref}) / without (median)", f"{median(ratios['before']):.2f}",
+                        "(info)", ""])
+    targets.append([f"{name}: peak RSS over without (max)", f"{max(rss):+.1f} MiB", "<= 5 MiB",
+                    "met" if max(rss) <= 5 else "MISSED"])
+    return rows, targets
+
+
+def extract(ref: str, into: Path) -> None:
+    """The package ``logagent`` at git ``ref`` into ``into`` (run with ``python -m logagent`` from there)."""
+    archive = subprocess.run(["git", "archive", ref, "logagent"], cwd=REPO, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=400_000, help="CRI lines per program (over 20 files)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated programs to run")
+    parser.add_argument("--before-ref", help="git ref whose remap also runs in each round (before / after in one run)")
+    parser.add_argument("--profile", type=Path, help="also record a py-spy profile (raw stacks) of each program once, into this folder")
     args = parser.parse_args(argv)
     names = [name for name in args.only.split(",") if name]
     workdir = Path(tempfile.mkdtemp(prefix="logagent-bench-remap-"))
@@ -110,37 +157,33 @@ def main(argv: list[str] | None = None) -> int:
     emulator = None
     rows, targets = [], []
     try:
+        before = None
+        if args.before_ref:
+            before = workdir / "before"
+            extract(args.before_ref, before)
         emulator = start_cluster(workdir, specs)
         per_file = args.lines // len(specs)
         total = per_file * len(specs)
         for name in names:
-            program, kind, goal = PROGRAMS[name]
+            program, kind, _ = PROGRAMS[name]
             trees = (workdir / f"{name}-pods", workdir / f"{name}-small")
             write_tree(trees[0], specs, per_file, kind)
             write_tree(trees[1], specs, 5, kind)
-            ratios, rss = [], []
-            for i in range(args.runs):
-                rates = {}
-                runs = {}
-                for variant in alternated(["without", "with"], i):
-                    rates[variant], runs[variant] = measure(workdir, trees, emulator.kubeconfig, f"{name}-{variant}{i}",
-                                                            program if variant == "with" else None, total)
-                    rows.append([name, i + 1, variant, runs[variant].cpu, rates[variant],
-                                 runs[variant].peak_rss_kib / 1024])
-                ratios.append(rates["with"] / rates["without"])
-                rss.append((runs["with"].peak_rss_kib - runs["without"].peak_rss_kib) / 1024)
-                print(f"{name} round {i + 1}: ratio {ratios[-1]:.2f}, RSS +{rss[-1]:.1f} MiB", file=sys.stderr)
-            ratio = median(ratios)
-            targets.append([f"{name}: with / without per CPU-s (median of {args.runs})", f"{ratio:.2f}", f">= {goal}",
-                            "met" if ratio >= goal else "MISSED"])
-            targets.append([f"{name}: per-round ratios", ", ".join(f"{r:.2f}" for r in ratios), "(info)", ""])
-            targets.append([f"{name}: peak RSS over without (max)", f"{max(rss):+.1f} MiB", "<= 5 MiB",
-                            "met" if max(rss) <= 5 else "MISSED"])
+            if args.profile is not None:
+                args.profile.mkdir(parents=True, exist_ok=True)
+                out = args.profile / f"{name}.txt"
+                run_enriched(workdir, trees[0], emulator.kubeconfig, f"{name}-profile", pipeline=pipeline(program),
+                             profile=(out, 250, ()))
+                print(f"profile of {name}: {out}", file=sys.stderr)
+            more_rows, more_targets = rounds(args, workdir, emulator.kubeconfig, name, trees, total, before)
+            rows += more_rows
+            targets += more_targets
     finally:
         if emulator is not None:
             emulator.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"## remap: {args.lines:,} CRI lines per program over {len(specs)} files; pods -> [remap] -> console\n")
+    print(f"## remap: {args.lines:,} CRI lines per program over {len(specs)} files; pods -> [remap] -> console "
+          f"({machine_line()})\n")
     print(table(["program", "round", "pipeline", "CPU s", "steady lines/CPU-s", "peak RSS MiB"], rows))
     print()
     print(table(["target", "measured", "goal", ""], targets))

@@ -126,9 +126,12 @@ def report(results: dict[str, list[Measured]], total_lines: int, runs: int, othe
     ratio = (total_lines / steady_cpu) / (total_lines / cpu_b)
     ratio_wall = (total_lines / steady_wall) / (total_lines / wall_b)
     per_cpu = total_lines / steady_cpu
+    per_run = [b.cpu / max(a.cpu - s.cpu, 1e-9) for a, s, b in zip(agent, startup, baseline)]
     targets = [
         ["steady lines per CPU-second", f"{per_cpu:,.0f}", ">= 500,000", "met" if per_cpu >= 500_000 else "MISSED"],
-        ["steady / baseline (per CPU-s)", f"{ratio:.2f}", ">= 0.6", "met" if ratio >= 0.6 else "MISSED"],
+        ["steady / baseline (per CPU-s)", f"{ratio:.2f}", ">= 0.8", "met" if ratio >= 0.8 else "MISSED"],
+        ["steady / baseline per CPU-s, median of per-run ratios", f"{median(per_run):.2f}",
+         "(info)", " ".join(f"{r:.2f}" for r in per_run)],
         ["steady / baseline (wall)", f"{ratio_wall:.2f}", "(info)", ""],
         ["agent start-up (wall / CPU s)", f"{wall_s:.2f} / {cpu_s:.2f}", "(info)", ""],
     ]

@@ -55,6 +55,34 @@ class _LokiPush(msgspec.Struct):
 
 
 _decode_push = msgspec.json.Decoder(_LokiPush).decode
+
+
+class _OtlpScope(msgspec.Struct, rename="camel"):
+    log_records: list[msgspec.Raw] = []
+
+
+class _OtlpResource(msgspec.Struct, rename="camel"):
+    scope_logs: list[_OtlpScope] = []
+
+
+class _OtlpRequest(msgspec.Struct, rename="camel"):
+    resource_logs: list[_OtlpResource] = []
+
+
+_decode_otlp_json = msgspec.json.Decoder(_OtlpRequest).decode
+
+
+def otlp_json_records(body: bytes) -> int:
+    """The log records of an OTLP JSON body, counted in C (``json_format.Parse`` is ~100 times slower).
+
+    Only the lowerCamelCase names, which is what OTLP/JSON senders write; a
+    body without any record by them is counted through the protobuf classes.
+    """
+    try:
+        request = _decode_otlp_json(body)
+    except msgspec.DecodeError:
+        return -1
+    return sum(len(s.log_records) for r in request.resource_logs for s in r.scope_logs)
 _decode_actions = msgspec.json.Decoder(list[dict[str, dict[str, Any]]]).decode
 
 
@@ -139,6 +167,10 @@ class BackendReceiver(Receiver):
         if self.kind == "loki":
             return sum(len(stream.values) for stream in _decode_push(body).streams)
         if self.kind == "opentelemetry":
+            if entry.headers.get("Content-Type", "").startswith("application/json"):
+                fast = otlp_json_records(body)
+                if fast > 0:
+                    return fast
             request = otlp_request(entry)
             return sum(len(s.log_records) for r in request.resource_logs for s in r.scope_logs)
         return body.count(b"\n") // 2

@@ -116,6 +116,10 @@ class LogWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
 
+    def full(self) -> bool:
+        """Whether the next ``write`` rotates first."""
+        return self.rotate_bytes is not None and self._size >= self.rotate_bytes
+
     def write(self, n: int = 1) -> None:
         """Append ``n`` lines in one write (rotating first if the file is full)."""
         if self.rotate_bytes is not None and self._size >= self.rotate_bytes:

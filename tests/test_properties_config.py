@@ -71,6 +71,11 @@ def test_a_changed_key_loads_or_fails_naming_its_path(tmp_path_factory, path: tu
     try:
         load_config(config, {})
     except ConfigError as error:
+        if "environment variable" in str(error):
+            # a text like "$A" is a reference: interpolation runs on the file's text before it is
+            # parsed (as Vector's), so the error names the variable and its line, not a key path
+            assert "$" in yaml.safe_dump(value) and str(error).startswith("line "), (path, str(error))
+            return
         # the error names the section and the component (or top-level key) it is about
         named = ".".join(str(p) for p in path[:2]) if len(path) > 1 else name
         if len(path) == 1 and add:

@@ -73,7 +73,7 @@ def test_no_record_lost_or_duplicated_and_messages_are_exact_joins(
     bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
     for start, end in zip(bounds, bounds[1:]):
         piece = events[start:end]
-        indented = [e for e in piece if not e.message or e.message[0].isspace()] if tell_indented else None
+        indented = [i for i, e in enumerate(piece) if not e.message or e.message[0].isspace()] if tell_indented else None
         out += grouper.feed(piece, ctx, 0.0, indented=indented)
     out += grouper.flush(ctx)
     assert not grouper.open

@@ -125,16 +125,18 @@ def test_compression_is_deterministic_so_retries_send_identical_bytes():
 def test_zstd_writes_one_frame_with_its_content_size_and_streams_large_bodies() -> None:
     import zstandard
 
-    from logagent.sinks.http.compression import ZSTD_ONE_SHOT_BYTES
+    from logagent.sinks.http.compression import ZSTD_SIZED_BYTES
 
     small = [b'{"message":"x %d"}\n' % n for n in range(1000)]
     frame = zstd_compressor(1)(iter(small))
     assert zstandard.frame_content_size(frame) == len(b"".join(small))
     assert zstandard.ZstdDecompressor().decompress(frame) == b"".join(small)
-    large = [bytes([n % 251]) * 65536 for n in range(ZSTD_ONE_SHOT_BYTES // 65536 + 3)]
-    frame = zstd_compressor(1)(iter(large))  # streamed: one frame, its size not in the header
+    large = [bytes([n % 251]) * 65536 for n in range(ZSTD_SIZED_BYTES // 65536 + 3)]
+    frame = zstd_compressor(1)(iter(large))  # streamed as it comes: one frame, its size not in the header
     assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == b"".join(large)
     assert zstandard.get_frame_parameters(frame).content_size == zstandard.CONTENTSIZE_UNKNOWN
+    frame = zstd_compressor(1)(large)  # a list, not an iterator: still each piece once
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == b"".join(large)
 
 
 def test_body_pieces_concatenate_to_the_body():

@@ -19,6 +19,9 @@ OPTIONAL = {
     "re2": "user regexes (match(), multiline patterns)",
     "logagent.parsers.multiline_rules": "the built-in multiline tables",
     "logagent.sinks.http.sink": "the HTTP sinks",
+    "rich": "the live view of `logagent top` (structlog imports it when installed)",
+    "pygments": "rich's syntax highlighting",
+    "multiprocessing": "kubernetes-asyncio's ThreadPool for async_req calls",
 }
 
 PROBE = """
@@ -90,11 +93,15 @@ conf.username, conf.password = "a", "b"
 token = conf.get_basic_auth_token()  # urllib3 runs now
 from kubernetes_asyncio.client.api_client import parse
 when = str(parse("2026-12-04T10:00:00Z"))  # dateutil's parser runs now
-print(json.dumps({"before": before, "token": token, "when": when}))
+from multiprocessing.pool import ThreadPool
+pool = ThreadPool(1)  # multiprocessing loads now
+pooled = pool.apply_async(len, ("abc",)).get(timeout=30)
+pool.close()
+print(json.dumps({"before": before, "token": token, "when": when, "pooled": pooled}))
 """
 
 
-def test_kubernetes_asyncio_is_imported_without_its_models_urllib3_or_dateutil_parser() -> None:
+def test_kubernetes_asyncio_is_imported_without_its_models_urllib3_dateutil_parser_or_thread_pool() -> None:
     result = subprocess.run([sys.executable, "-c", LIGHT_KUBE], capture_output=True, cwd=REPO, timeout=60)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     report = json.loads(result.stdout)
@@ -102,5 +109,7 @@ def test_kubernetes_asyncio_is_imported_without_its_models_urllib3_or_dateutil_p
     assert not loaded(before, "kubernetes_asyncio.client.models.v1_pod")
     assert "urllib3.util" not in before and "urllib3.poolmanager" not in before
     assert "dateutil.parser._parser" not in before
-    assert report["token"] == "Basic YTpi"  # and both still work when used
+    assert "multiprocessing" not in before  # (its pool module is registered, deferred)
+    assert report["token"] == "Basic YTpi"  # and all still work when used
     assert report["when"] == "2026-12-04 10:00:00+00:00"
+    assert report["pooled"] == 3

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from logagent.acks import AckGroup, Batch
 from logagent.config import ConfigError, parse_config
@@ -136,3 +139,24 @@ def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> No
     with pytest.raises(ConfigError) as caught:
         parse_config(text, {})
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches=st.lists(st.lists(st.integers(0, 12), max_size=12), max_size=8), capacity=st.integers(1, 6))
+def test_batches_give_the_verdicts_of_one_record_at_a_time(batches: list[list[int]], capacity: int) -> None:
+    """Bulk or one by one, the kept records and the cache's order are those of Vector's LRU, record by record."""
+    dd = make(cache={"num_events": capacity})
+    reference: OrderedDict[str, None] = OrderedDict()
+    for values in batches:
+        expected = []
+        for index, value in enumerate(values):
+            key = str(value)
+            if key in reference:
+                reference.move_to_end(key)
+                continue
+            reference[key] = None
+            if len(reference) > capacity:
+                reference.popitem(last=False)
+            expected.append(index)
+        assert kept(dd, [record(str(v)) for v in values]) == expected
+        assert [entry[0] for entry in dd._cache] == list(reference)

@@ -6,12 +6,13 @@ import tracemalloc
 from typing import Any
 
 import msgspec
+import structlog
 import pytest
 
 from logagent.acks import AckGroup, Batch
 from logagent.config import ConfigError, parse_config
 from logagent.event import FileContext, LogEvent
-from logagent.transforms.throttle import MAX_METRIC_KEYS, OTHER_KEY, ThrottleTransform
+from logagent.transforms.throttle import MAX_METRIC_KEYS, MAX_NAMED_KEYS, OTHER_KEY, ThrottleTransform
 from logagent.transforms.throttle_config import ThrottleConfig
 
 SEC = 1_000_000_000
@@ -204,3 +205,63 @@ def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> No
     with pytest.raises(ConfigError) as caught:
         parse_config(text, {})
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_the_agent_log_names_a_throttled_key_once_a_minute() -> None:
+    """One warning per key per minute, carrying the records dropped since the key's last warning."""
+    clock = FakeClock()
+    thr = make(clock, threshold=1, window_secs=1, key_field="{{ kubernetes.pod_namespace }}")
+    a, b = context("a"), context("b")
+    with structlog.testing.capture_logs() as logs:
+        run(thr, records(a, 5), a)           # 4 dropped: named at once
+        run(thr, records(b, 3), b)           # another key: its own warning
+        for _ in range(50):                  # throttled for 50 s more: counted, not logged
+            clock.advance(1)
+            run(thr, records(a, 3), a)
+        clock.advance(11)                    # a minute after the first warning
+        run(thr, records(a, 3), a)
+        clock.advance(1)
+        run(thr, records(a, 4), a)           # 3 more, then the key goes quiet
+        clock.advance(61)
+        run(thr, records(b, 1), b)           # any batch a minute later: the last drops are told, once
+        clock.advance(61)
+        run(thr, records(b, 1), b)
+    warnings = [(e["key"], e["discarded"]) for e in logs if e["event"] == "throttling records over the threshold"]
+    assert warnings == [("a", 4), ("b", 2), ("a", 50 * 2 + 2), ("a", 3)]
+    assert all(e["log_level"] == "warning" and e["component_id"] == "thr" for e in logs)
+
+
+def test_keys_named_in_the_log_are_bounded_and_forgotten() -> None:
+    clock = FakeClock()
+    thr = make(clock, threshold=1, window_secs=1, key_field="{{ kubernetes.pod_namespace }}")
+    with structlog.testing.capture_logs() as logs:
+        for i in range(MAX_NAMED_KEYS + 500):
+            ctx = context(f"ns-{i}")
+            run(thr, records(ctx, 2), ctx)
+        assert len(thr._named) == MAX_NAMED_KEYS
+        clock.advance(61)
+        ctx = context("late")
+        run(thr, records(ctx, 1), ctx)
+    assert not thr._named and thr.held_keys == 1  # nothing left of the 4,596 throttled keys but the last one
+    assert len(logs) == MAX_NAMED_KEYS + 500  # each named once, when first throttled
+
+
+def test_metrics_count_discards_by_reason_and_per_key() -> None:
+    """``logagent_component_discarded_events_total{reason="throttled"}``, per key when asked, and the keys held."""
+    from types import SimpleNamespace
+
+    from logagent.observe.metrics.components import discarded_families
+
+    thr = make(threshold=1, window_secs=10, key_field="{{ kubernetes.pod_namespace }}",
+               internal_metrics={"emit_events_discarded_per_key": True})
+    for namespace, n in (("a", 4), ("b", 2)):
+        ctx = context(namespace)
+        run(thr, records(ctx, n), ctx)
+    samples = {(m.name, s.labels.get("reason") or s.labels.get("key", "")): s.value
+               for m in discarded_families(SimpleNamespace(transforms={"thr": thr})) for s in m.samples}
+    assert samples == {
+        ("logagent_component_discarded_events", "throttled"): 4,
+        ("logagent_component_discarded_events_by_key", "a"): 3,
+        ("logagent_component_discarded_events_by_key", "b"): 1,
+        ("logagent_throttle_keys", ""): 2,
+    }

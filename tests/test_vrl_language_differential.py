@@ -28,6 +28,15 @@ RECORDS = [
 ]
 
 PROGRAMS = [
+    # what the compiler knows of fields set on an event of unknown shape (and forgets after branches)
+    '.x = "a"\n.y = upcase(.x)',
+    '. |= {"m": "a"}\n.y = upcase(.m)',
+    ". |= parse_regex!(.message, r'(?P<m>.)')\n.y = upcase(.m)",
+    '.a.b = "x"\n.y = upcase(.a.b)',
+    'if true { .x = "a" }\n.y = upcase(.x)',
+    '.x = "a"\n. = {}\n.y = upcase(.x)',
+    '.x = "a"\ndel(.x)\n.y = upcase(.x)',
+    '.o.p = 1\n.y = .o.q + 1',
     # assignment, paths, quoted segments, indexes, the root
     ".x = 1",
     ".x = .n",

@@ -23,6 +23,7 @@ If ``kubernetes_asyncio`` is already imported, nothing is changed.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -38,6 +39,10 @@ _DEFERRED_LIBRARIES = ("urllib3",)
 #: dates, which the agent never deserializes (it decodes with msgspec): the
 #: package is deferred and ``parse`` is a stand-in that loads it on first call (~0.8 MB)
 _DEFERRED_FUNCTIONS = (("dateutil.parser", "parse"),)
+#: ``client.api_client`` does ``from multiprocessing.pool import ThreadPool``
+#: for ``async_req=True`` calls, which the agent never makes: the module (and
+#: the ``multiprocessing`` package under it) is loaded on the first call (~1 MB)
+_DEFERRED_MODULE_FUNCTIONS = (("multiprocessing.pool", "ThreadPool"),)
 
 
 def _is_submodule(package: ModuleType, name: str) -> bool:
@@ -50,9 +55,12 @@ def _is_submodule(package: ModuleType, name: str) -> bool:
 
 
 def _deferred_package(name: str) -> ModuleType:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-        raise ImportError(f"cannot find package {name}")
+    return _deferred(name, importlib.util.find_spec(name), package=True)
+
+
+def _deferred(name: str, spec: Any, *, package: bool) -> ModuleType:
+    if spec is None or spec.loader is None or (package and spec.submodule_search_locations is None):
+        raise ImportError(f"cannot find {'package' if package else 'module'} {name}")
     module = importlib.util.module_from_spec(spec)
     loader = spec.loader
 
@@ -71,9 +79,9 @@ def _deferred_package(name: str) -> ModuleType:
     return module
 
 
-def _deferred_function(module_name: str, attr: str) -> None:
+def _deferred_function(module_name: str, attr: str, module: ModuleType | None = None) -> None:
     """``module_name`` deferred, with ``attr`` a function that runs the module's code on its first call."""
-    module = _deferred_package(module_name)
+    module = module or _deferred_package(module_name)
 
     def stand_in(*args: Any, **kwargs: Any) -> Any:
         if module.__dict__.get(attr) is stand_in:
@@ -81,6 +89,22 @@ def _deferred_function(module_name: str, attr: str) -> None:
         return getattr(module, attr)(*args, **kwargs)
 
     module.__dict__[attr] = stand_in
+
+
+def _deferred_submodule_function(module_name: str, attr: str) -> None:
+    """``_deferred_function`` for a module (not a package) whose parent package is not imported either.
+
+    ``find_spec("a.b")`` would import ``a``; the spec is found in ``a``'s
+    directory instead, so ``a`` loads only with ``a.b``'s code.
+    """
+    parent_name, _, child = module_name.rpartition(".")
+    parent = importlib.util.find_spec(parent_name)
+    if parent is None or not parent.submodule_search_locations:
+        return
+    spec = importlib.machinery.PathFinder.find_spec(module_name, list(parent.submodule_search_locations))
+    if spec is None:
+        return
+    _deferred_function(module_name, attr, _deferred(module_name, spec, package=False))
 
 
 def import_kubernetes_asyncio() -> tuple[Any, Any, Any]:
@@ -94,6 +118,9 @@ def import_kubernetes_asyncio() -> tuple[Any, Any, Any]:
         for name, attr in _DEFERRED_FUNCTIONS:
             if name not in sys.modules and importlib.util.find_spec(name) is not None:
                 _deferred_function(name, attr)
+        for name, attr in _DEFERRED_MODULE_FUNCTIONS:
+            if name not in sys.modules:
+                _deferred_submodule_function(name, attr)
         client = sys.modules["kubernetes_asyncio.client"]
         # kube_config does `from kubernetes_asyncio.client import ApiClient, Configuration`
         client.Configuration = importlib.import_module(

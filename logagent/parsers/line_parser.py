@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Container, Sequence
+from itertools import compress
+from operator import itemgetter
 
 import msgspec
 
@@ -35,6 +37,7 @@ _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
+_MARKED = itemgetter(3)
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
 # the ``_feed_cri`` loop (parse_cri + timestamp_shape_ok, tag exactly "F"). A
@@ -48,15 +51,16 @@ _CRI_PREFIX = (
 _CRI_FULL = _CRI_PREFIX + "(.*)"
 #: any line: (timestamp, stream, message, "") for a common full line, ("", "", "", line) otherwise
 _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
-#: the same, but a message that is empty or begins with whitespace is not common
-#: (``count_indented``: multiline grouping wants to know of such lines)
-_CRI_ANY_PLAIN_LINE = re.compile(rf"^(?:{_CRI_PREFIX}(\S.*)|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
-def _plain_line_regex(marks: str) -> re.Pattern[str]:
-    """``_CRI_ANY_PLAIN_LINE`` where a message beginning with ``marks`` is not common either."""
-    return re.compile(rf"^(?:{_CRI_PREFIX}(?!{marks})(\S.*)|(.*))$", re.MULTILINE)
+def _marked_line_regex(marks: str | None) -> re.Pattern[str]:
+    """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that is
+    empty, begins with whitespace or with ``marks`` comes in a 4th group after the
+    space that ends the prefix (so that group is never empty for it), others in the 3rd."""
+    head = _CRI_PREFIX[:-1]  # without the space before the message
+    plain = rf"(?=\S)(?!{marks})" if marks else r"(?=\S)"
+    return re.compile(rf"^(?:{head}(?: {plain}(.*)|( .*))|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -83,13 +87,15 @@ class LineParser:
         if max_merged_line_bytes < 1:
             raise ValueError(f"max_merged_line_bytes must be at least 1, got {max_merged_line_bytes}")
         self.format: str | None = None
-        #: ``feed_block`` lists the records it made whose message is empty or
-        #: begins with whitespace in ``indented`` (multiline grouping wants them)
+        #: ``feed_block`` lists the indexes (into what it returns) of the records
+        #: whose message is empty or begins with whitespace in ``indented``
+        #: (multiline grouping wants them)
         self.count_indented = False
-        self.indented: list[LogEvent] = []
+        self.indented: list[int] = []
         #: with ``count_indented``: a regex (Python's and RE2's syntax) of message
         #: beginnings listed in ``indented`` too (multiline rules' marks)
         self.marks: str | None = None
+        self._slow_events = 0
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -158,15 +164,13 @@ class LineParser:
             text = block.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        streams = _STR_STREAMS
-        lines = _CRI_ANY_LINE
         if self.count_indented:
-            lines = _plain_line_regex(self.marks) if self.marks else _CRI_ANY_PLAIN_LINE
-            self.indented = []
-        every = lines.findall(text)  # one tuple per line, empty ones too
+            return self._marked_block(text, ctx)
+        every = _CRI_ANY_LINE.findall(text)  # one tuple per line, empty ones too
         self.lines_in += len(every)
         pending = self._merger.pending
         slow = self._slow_event
+        streams = _STR_STREAMS
         events = [
             LogEvent(message, streams[stream], timestamp, ctx)
             if timestamp and not pending
@@ -177,18 +181,39 @@ class LineParser:
             events = [event for event in events if event is not None]
         return events
 
+    def _marked_block(self, text: str, ctx: FileContext) -> list[LogEvent]:
+        """``feed_block`` that also lists the marked records in ``indented``, in the same pass."""
+        every = _marked_line_regex(self.marks).findall(text)
+        self.lines_in += len(every)
+        pending = self._merger.pending
+        slow = self._slow_event
+        streams = _STR_STREAMS
+        slow_before = self._slow_events
+        events = [
+            LogEvent(plain or marked[1:], streams[stream], timestamp, ctx)
+            if timestamp and not pending
+            else slow(f"{timestamp} {stream} F {plain or marked[1:]}" if timestamp else other, ctx)
+            for timestamp, stream, plain, marked, other in every
+        ]
+        if self._slow_events == slow_before:  # every line the regex's: its 4th group tells
+            self.indented = list(compress(range(len(every)), map(_MARKED, every)))
+            return events
+        events = [event for event in events if event is not None]
+        marks = _marks_regex(self.marks).match if self.marks else None
+        self.indented = [
+            index for index, event in enumerate(events)
+            if not event.message or event.message[0].isspace() or (marks is not None and marks(event.message))
+        ]
+        return events
+
     def _slow_event(self, line: str, ctx: FileContext) -> LogEvent | None:
+        self._slow_events += 1
         out: list[ParsedLine] = []
         self._cri_line(line.encode("utf-8"), False, out)
         if not out:
             return None
         message, stream, timestamp, truncated = out[0]
-        event = LogEvent(message, stream, timestamp, ctx, truncated)
-        if self.count_indented and (
-            not message or message[0].isspace() or (self.marks and _marks_regex(self.marks).match(message))
-        ):
-            self.indented.append(event)
-        return event
+        return LogEvent(message, stream, timestamp, ctx, truncated)
 
     # -- detection -----------------------------------------------------------
 

@@ -95,52 +95,38 @@ class MultilineGrouper:
         return bool(self._open)
 
     def feed(
-        self, events: list[LogEvent], ctx: FileContext, now: float, *, indented: Sequence[LogEvent] | None = None
+        self, events: list[LogEvent], ctx: FileContext, now: float, *, indented: Sequence[int] | None = None
     ) -> list[LogEvent]:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
-        ``indented``: the records of ``events`` whose message is empty,
-        begins with whitespace or matches the machine's ``marks``, in order
-        (None: not known, the grouper looks).
-        With a machine that has a ``lead``, a record further than ``lead``
-        records of its stream before the next indented one (or the end) can
-        only begin a group if it is among the last ``lead`` of its stream in a
-        stretch without indented records: only those are looked at, so lines
-        without traces cost next to nothing, and traces cost only their lines.
+        ``indented``: the indexes of the *marked* records of ``events`` (message
+        empty, beginning with whitespace or matching the machine's ``marks``),
+        ascending; None: not known, the grouper looks.
+        With a machine that has a ``lead``, a trace has a marked line among its
+        first ``lead + 1`` lines, so only the marked records and the ``lead``
+        records of their stream before each are tried as starts (and the last
+        ``lead`` of each stream, whose marked line may come with the next
+        batch), each against the rules whose traces reach that far, behind a
+        test that rejects most lines at once. Records around which nothing
+        starts pass through untouched: lines without traces cost next to
+        nothing, and traces cost their own lines.
         """
-        lead = self.machine.lead
+        machine = self.machine
         out: list[LogEvent] = []
-        if lead is None:
+        if machine.lead is None:
             for event in events:
                 self._take(event, ctx, now, out)
             return out
-        done, count = 0, len(events)
-        start_any = self.machine.start_any
-        for position in _positions(events, indented, self.machine.marked):
-            if position < done:
-                continue
-            if not self._open:
-                window = _window_start(events, position, lead, done)
-                if window > done:
-                    out += self._feed_plain(events[done:window], lead, ctx, now)
-                    done = window
-                if not self._open and not any(map(start_any, [e.message for e in events[done:position + 1]])):
-                    # nothing here can begin a group, so none holds the indented record
-                    out += events[done:position + 1]
-                    done = position + 1
-                    continue
-            # through the indented record, and on while a group is open
-            while done < count and (done <= position or self._open):
-                self._take(events[done], ctx, now, out)
-                done += 1
-        while done < count and self._open:
-            self._take(events[done], ctx, now, out)
-            done += 1
-        if done < count:
-            rest = self._feed_plain(events[done:] if done else events, lead, ctx, now)
-            if not out:
-                return rest
-            out += rest
+        done = self._take_while_open(events, 0, -1, ctx, now, out) if self._open else 0
+        marked = indented if indented is not None else _marked_positions(events, machine.marked)
+        start = machine.start
+        for first, distance in self._candidates(events, marked, done):
+            if first >= done and start(events[first].message, distance) is not None:
+                out += events[done:first]
+                done = self._take_while_open(events, first, first, ctx, now, out)
+        if not done:
+            return events
+        out += events[done:]
         return out
 
     def expire(self, now: float, ctx: FileContext) -> list[LogEvent]:
@@ -180,17 +166,80 @@ class MultilineGrouper:
 
     # -- per record ----------------------------------------------------------------
 
-    def _feed_plain(self, events: list[LogEvent], lead: int, ctx: FileContext, now: float) -> list[LogEvent]:
-        """A batch without indented lines: only the last ``lead`` records of each stream can begin a group."""
-        tail = _stream_tails(events, lead)
-        start_any = self.machine.start_any
-        if not any(start_any(events[index].message) for index in tail):
-            return events
-        held = set(tail)
-        out = [event for index, event in enumerate(events) if index not in held]
-        for index in sorted(tail):
-            self._take(events[index], ctx, now, out)
-        return out
+    def _take_while_open(
+        self, events: list[LogEvent], index: int, through: int, ctx: FileContext, now: float, out: list[LogEvent]
+    ) -> int:
+        """Records one by one from ``index``, through ``through`` and on while a group is open; the next index."""
+        count = len(events)
+        loop = self.machine.loop
+        max_lines, max_bytes = self.max_lines, self.max_bytes
+        while index < count and (index <= through or self._open):
+            event = events[index]
+            group = self._open.get(event.stream)
+            if group is not None:
+                same = loop(group.active)
+                message = event.message
+                if (
+                    same is not None
+                    and same(message) is not None
+                    and len(group.lines) + len(group.tentative) < max_lines
+                    and group.nbytes + 1 + len(message) <= max_bytes
+                ):
+                    group.last = now  # what _take would do, in fewer steps
+                    group.add(event, False)
+                    index += 1
+                    continue
+            self._take(event, ctx, now, out)
+            index += 1
+        return index
+
+    def _candidates(self, events: list[LogEvent], marked: Sequence[int], done: int) -> list[tuple[int, int]]:
+        """(index, distance) of the records from ``done`` on that may begin a group, in order.
+
+        Each marked record (distance 0), the ``lead`` records of its stream
+        before it back to the previous marked one (distance 1, 2, ...), and
+        the last ``lead`` of each stream. The records of one kind are first
+        tested together (one substring search per literal of the start rules
+        that reach that far): a kind none of whose records can start is dropped whole.
+        """
+        machine = self.machine
+        lead = machine.lead or 0
+        blank: list[int] = []
+        near: list[list[int]] = [[] for _ in range(lead + 1)]  # by distance to the next marked record
+        previous: dict[str | None, int] = {}  # per stream: its last marked record so far
+        last = done - 2
+        for position in marked:
+            if position < done:
+                continue
+            event = events[position]
+            message, stream = event.message, event.stream
+            (blank if not message or message[0].isspace() else near[0]).append(position)
+            if position == last + 1 and events[last].stream == stream:
+                previous[stream] = last = position  # the run goes on: no unmarked record between
+                continue
+            floor = previous.get(stream, done - 1)
+            previous[stream] = last = position
+            if lead and position - 1 > floor:
+                distance = 0
+                for index in range(position - 1, floor, -1):
+                    if events[index].stream == stream:
+                        distance += 1
+                        near[distance].append(index)
+                        if distance == lead:
+                            break
+        for index, distance in _stream_tails(events, lead, done):
+            if index > previous.get(events[index].stream, done - 1):
+                near[distance].append(index)
+        found: list[tuple[int, int]] = []
+        lines = machine.blank_class[0].lines
+        for run in _runs(blank):  # a dump, a trace's frames: one test each
+            if lines([events[index].message for index in run]):
+                found += [(index, 0) for index in run]
+        for distance, (indexes, (test, _rules)) in enumerate(zip(near, machine.classes)):
+            if indexes and test.lines([events[index].message for index in indexes]):
+                found += [(index, distance) for index in indexes]
+        found.sort()
+        return found
 
     def _take(self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent]) -> None:
         stream = event.stream
@@ -275,61 +324,55 @@ def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
 _NEAR = 64
 
 
-def _stream_tails(events: list[LogEvent], lead: int) -> list[int]:
-    """Indexes of the last ``lead`` records of each stream in ``events``."""
+def _stream_tails(events: list[LogEvent], lead: int, done: int) -> list[tuple[int, int]]:
+    """(index, distance) of the last ``lead`` records of each stream in ``events[done:]``:
+    distance 1 for a stream's last record, 2 for the one before, ..."""
     count = len(events)
     seen: dict[str | None, int] = {}
-    tail: list[int] = []
-    for index in range(count - 1, max(count - _NEAR, 0) - 1, -1):
+    tail: list[tuple[int, int]] = []
+    for index in range(count - 1, max(count - _NEAR, done) - 1, -1):
         stream = events[index].stream
         found = seen.get(stream, 0)
         if found < lead:
             seen[stream] = found + 1
-            tail.append(index)
+            tail.append((index, found + 1))
             if len(tail) == 2 * lead:  # both streams (stdout, stderr) complete: the usual case
                 return tail
-    if count <= _NEAR:
-        return tail
-    # One stream, or the other one only further back: look at the whole batch in C.
     rest = count - _NEAR
-    backwards = list(map(_STREAM, events[:rest]))[::-1]
+    if rest <= done:
+        return tail
+    # One stream, or the other one only further back: look at the rest in C.
+    backwards = list(map(_STREAM, events[done:rest]))[::-1]
     for stream in set(backwards):
         position = -1
-        for _ in range(lead - seen.get(stream, 0)):
+        for distance in range(seen.get(stream, 0) + 1, lead + 1):
             try:
                 position = backwards.index(stream, position + 1)
             except ValueError:
                 break
-            tail.append(rest - 1 - position)
+            tail.append((rest - 1 - position, distance))
     return tail
 
 
-def _positions(events: list[LogEvent], indented: Sequence[LogEvent] | None, marked: Search | None) -> list[int]:
+def _runs(indexes: list[int]) -> list[list[int]]:
+    """``indexes`` (ascending) cut where they are not consecutive."""
+    runs: list[list[int]] = []
+    previous = -2
+    for index in indexes:
+        if index != previous + 1:
+            runs.append([])
+        runs[-1].append(index)
+        previous = index
+    return runs
+
+
+def _marked_positions(events: list[LogEvent], marked: Search | None) -> list[int]:
     """Indexes of the marked records: message empty, beginning with whitespace, or ``marked``."""
-    if indented is None:
-        return [
-            index
-            for index, event in enumerate(events)
-            if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
-        ]
-    positions: list[int] = []
-    index = -1
-    for event in indented:
-        index = events.index(event, index + 1)  # by identity, scanning in C
-        positions.append(index)
-    return positions
-
-
-def _window_start(events: list[LogEvent], position: int, lead: int, done: int) -> int:
-    """The earliest index, not before ``done``, where a group holding ``events[position]`` can begin."""
-    stream = events[position].stream
-    seen = 0
-    for index in range(position - 1, done - 1, -1):
-        if events[index].stream == stream:
-            seen += 1
-            if seen == lead:
-                return index
-    return done
+    return [
+        index
+        for index, event in enumerate(events)
+        if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
+    ]
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from logagent.conditions.regex import RegexError, compile_regex
+from logagent.parsers.multiline_prefilter import Prefilter
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1
@@ -49,15 +50,25 @@ def compile_user_pattern(text: str, key: str) -> Search:
 
 
 class Rule:
-    """``search`` (or, with ``negate``, its failure) moves the group to ``target``."""
+    """``search`` (or, with ``negate``, its failure) moves the group to ``target``.
 
-    __slots__ = ("search", "target", "tentative", "negate")
+    ``lead`` (start rules of the built-in tables): the most lines a trace this
+    rule begins can have before its first marked line (see ``Machine.lead``).
+    ``pattern``: the ``re`` pattern ``search`` is of, when it is one (built-in rules).
+    """
 
-    def __init__(self, search: Search, target: int, *, tentative: bool = False, negate: bool = False) -> None:
+    __slots__ = ("search", "target", "tentative", "negate", "lead", "pattern")
+
+    def __init__(
+        self, search: Search, target: int, *, tentative: bool = False, negate: bool = False, lead: int = 0,
+        pattern: str | None = None,
+    ) -> None:
         self.search = search
         self.target = target
         self.tentative = tentative
         self.negate = negate
+        self.lead = lead
+        self.pattern = pattern
 
     def takes(self, line: str) -> bool:
         return (self.search(line) is None) is self.negate
@@ -66,28 +77,26 @@ class Rule:
 #: the states a group is in after a line; a tuple so it can be compared and reused
 Active = tuple[int, ...]
 
+#: (a cheap test every line some of the rules takes passes, the rules)
+StartClass = tuple[Prefilter, tuple[Rule, ...]]
+
 
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("start_any", "starts", "states", "lead", "marks", "marked", "start_groups")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps", "_loops")
 
     def __init__(
         self,
-        start_any: Search,
         starts: Sequence[Rule],
         states: Sequence[Sequence[Rule]],
         *,
         lead: int | None,
         marks: str | None = None,
-        start_groups: Sequence[tuple[Search, Sequence[Rule]]] | None = None,
+        classes: Sequence[StartClass] | None = None,
+        blank_class: StartClass | None = None,
     ) -> None:
-        #: one search over every start rule at once: the cheap rejection
-        self.start_any = start_any
         self.starts = tuple(starts)
-        #: (a search, the start rules worth trying only if it matches): e.g. the
-        #: rules anchored at the line's start behind one alternation of them all
-        self.start_groups = tuple((test, tuple(rules)) for test, rules in start_groups or [(start_any, starts)])
         self.states = tuple(tuple(rules) for rules in states)
         #: when not None: a group of two lines or more has a marked line (empty,
         #: indented, or matching ``marks``) among its first ``lead + 1`` lines. In a batch without such
@@ -97,39 +106,115 @@ class Machine:
         #: an RE2 regex of line beginnings that count as marked like empty and
         #: indented lines (the parser flags them too); None: only those
         self.marks = marks
-        self.marked: Search | None = compile_builtin(f"^(?:{marks})") if marks else None
+        self.marked: Search | None = re.compile(f"^(?:{marks})").search if marks else None
+        every: StartClass = (_NO_FILTER, self.starts)
+        #: per distance d from the next marked line of its stream (0: the line is
+        #: marked), the start rules whose traces can have their first marked
+        #: line that far (``lead >= d``), behind a test that rejects most lines cheaply
+        self.classes = tuple(classes) if classes else (every,)
+        #: the same for a marked line that is empty or begins with whitespace
+        self.blank_class = blank_class or self.classes[0]
+        #: per state, its rules as (search, target, tentative) without negation, if none is negated
+        self._steps = tuple(
+            None if any(rule.negate for rule in rules) else tuple((r.search, r.target, r.tentative) for r in rules)
+            for rules in self.states
+        )
+        self._loops: dict[Active, Search | None] = {}
 
-    def start(self, line: str) -> Active | None:
-        """The states a group opened by ``line`` is in, or None if it opens none."""
+    def start(self, line: str, distance: int = 0) -> Active | None:
+        """The states a group opened by ``line`` is in, or None if it opens none.
+
+        ``distance``: how many records of its stream there are, at least, between the
+        line and the next marked one (0: unknown, or the line is marked).
+        """
+        test, rules = self.blank_class if distance == 0 and (not line or line[0].isspace()) else self.classes[distance]
+        if not test.line(line):
+            return None
         found: dict[int, None] = {}
-        for test, rules in self.start_groups:
-            if test(line) is not None:
-                seen: dict[Search, bool] = {}  # a pattern several languages start with is tried once
-                for rule in rules:
-                    hit = seen.get(rule.search)
-                    if hit is None:
-                        hit = seen[rule.search] = rule.takes(line)
-                    if hit:
-                        found[rule.target] = None
+        seen: dict[Search, bool] = {}  # a pattern several languages start with is tried once
+        for rule in rules:
+            hit = seen.get(rule.search)
+            if hit is None:
+                hit = seen[rule.search] = rule.takes(line)
+            if hit:
+                found[rule.target] = None
         return tuple(found) or None
 
     def step(self, active: Active, line: str) -> tuple[Active, bool] | None:
         """``(states after the line, tentative)`` if ``line`` continues the group, else None.
 
-        The states may be empty: the group is complete with this line.
+        The states may be empty: the group is complete with this line. Per
+        state the first rule that takes the line counts; a pattern several
+        states try is tried once.
         """
         targets: list[int] = []
         tentative = True
+        seen: dict[Search, bool] = {}
         for state in active:
-            for rule in self.states[state]:
-                if rule.takes(line):
-                    if rule.target not in targets:
-                        targets.append(rule.target)
-                    tentative = tentative and rule.tentative
+            rules = self._steps[state]
+            if rules is None:  # a rule that takes the lines its regex does not match
+                for rule in self.states[state]:
+                    if rule.takes(line):
+                        if rule.target not in targets:
+                            targets.append(rule.target)
+                        tentative = tentative and rule.tentative
+                        break
+                continue
+            for search, target, tentative_rule in rules:
+                hit = seen.get(search)
+                if hit is None:
+                    hit = seen[search] = search(line) is not None
+                if hit:
+                    if target not in targets:
+                        targets.append(target)
+                    tentative = tentative and tentative_rule
                     break
         if not targets:
             return None
         return tuple(target for target in targets if target != DONE), tentative
+
+
+    def loop(self, active: Active) -> Search | None:
+        """A match for the lines that leave a group in ``active`` as it is (a frame after a frame), or None.
+
+        One regex per set of states, made of their rules (a line every state
+        takes with one of its rules back to itself, no earlier rule of the
+        state taking it), so the lines of a long trace cost one match each.
+        """
+        if active not in self._loops:
+            parts = [_self_loop(self.states[state], state) for state in active]
+            self._loops[active] = (
+                re.compile("".join(f"(?={part})" for part in parts)).match if all(parts) and active else None
+            )
+        return self._loops[active]
+
+
+def _self_loop(rules: Sequence[Rule], state: int) -> str | None:
+    """A regex (matched at the line's start) of the lines ``state``'s rules take back to ``state``."""
+    alternatives: list[str] = []
+    for number, rule in enumerate(rules):
+        if rule.pattern is None or rule.negate:
+            return None
+        if rule.target == state and not rule.tentative:
+            earlier = "".join(f"(?!{_at_start(r.pattern)})" for r in rules[:number])  # type: ignore[arg-type]
+            alternatives.append(f"{earlier}{_at_start(rule.pattern)}")
+    return "|".join(f"(?:{alternative})" for alternative in alternatives) or None
+
+
+def _at_start(pattern: str) -> str:
+    """``pattern`` (searched) as a regex matched at the start of the line, with the same answer."""
+    return f"(?:{pattern[1:]})" if pattern.startswith("^") else f".*?(?:{pattern})"
+
+
+def _always(line: str) -> bool:
+    return True
+
+
+def _any(lines: list[str]) -> bool:
+    return True
+
+
+_NO_FILTER = Prefilter(_always, _any)
 
 
 def pattern_machine(
@@ -156,18 +241,19 @@ def pattern_machine(
         rules = [Rule(condition, OPEN, negate=True)]
     else:  # halt_with
         rules = [Rule(condition, OPEN, negate=True), Rule(condition, DONE)]
-    return Machine(start, [Rule(start, OPEN)], [rules], lead=None)
+    return Machine([Rule(start, OPEN)], [rules], lead=None)
 
 
 def compile_builtin(pattern: str) -> Search:
-    """A built-in rule's regex (RE2 with Rust's syntax, as a user's) -> its ``search``.
+    """A built-in rule's regex -> its ``search``, matched with Python's ``re``.
 
     The built-in patterns are written in the syntax Python's ``re`` and Rust's
-    ``regex`` share, with the same meaning in both; a call into RE2 costs about
-    0.5 µs, several times what ``re`` takes to reject a short line, and most
-    lines a rule is tried on do not match it. So ``re`` rejects first, and RE2
-    decides on the lines it lets through.
+    ``regex`` share, with the same meaning in both, and without nested
+    repetitions (no backtracking blow-up). Each is compiled with RE2 too, so a
+    table that is no valid Rust regex fails at once (``tests/test_multiline_rules``
+    checks that both engines answer alike on every line of the corpora). A call
+    into RE2 costs 0.5-2 µs, several times what ``re`` needs for a short line,
+    and the grouper calls a rule per line of a trace: ``re`` matches.
     """
-    reject = re.compile(pattern).search
-    decide = compile_user_pattern(pattern, "built-in multiline rule")
-    return lambda line: decide(line) if reject(line) is not None else None
+    compile_user_pattern(pattern, "built-in multiline rule")
+    return re.compile(pattern).search

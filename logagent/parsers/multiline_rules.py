@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin
+from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, StartClass, compile_builtin
+from logagent.parsers.multiline_prefilter import may_begin_with_space, prefilter
 
 TENTATIVE = "tentative"
 END = "<done>"
@@ -38,8 +39,9 @@ _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
 class Language(NamedTuple):
     """One runtime's traces as data."""
 
-    #: (regex, state) rules a line may start a trace with
-    starts: list[tuple[str, ...]]
+    #: (regex, state) rules a line may start a trace with; a third item, a
+    #: number, is that rule's own ``lead`` when smaller than the language's
+    starts: list[tuple[Any, ...]]
     #: state -> the rules a following line may match
     states: dict[str, list[tuple[str, ...]]]
     #: a trace of two lines or more has a *marked* line (empty, indented, or
@@ -69,7 +71,9 @@ LANGUAGES: dict[str, Language] = {
                 (_AT_FRAME, "frames"),
                 (r"^\s*nested exception is:\s*$", "nested"),
                 (_BLANK, "exception", TENTATIVE),  # a blank line between the header and its first "at"
+                (r"", "message0", TENTATIVE),  # a message of several lines ("### Cause: ..." of MyBatis)
             ],
+            **_message_lines("message", 2, [(_AT_FRAME, "frames")]),
             "nested": [(r"(?:Exception|Error|Throwable)", "exception")],
             "frames": [
                 (_AT_FRAME, "frames"),
@@ -84,7 +88,7 @@ LANGUAGES: dict[str, Language] = {
                 (_BLANK, "cause", TENTATIVE),
             ],
         },
-        1,
+        3,  # the header, two lines more of its message, then "at"
     ),
     "python": Language(
         [
@@ -152,10 +156,13 @@ LANGUAGES: dict[str, Language] = {
             (r"^\S.*:\d+:in [`'][^`']*': ", "frames"),
             # Rails: "ZeroDivisionError (divided by 0):", " NoMethodError (undefined method ...):"
             (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
+            # Ruby 1.8: "x.rb:52: undefined method `errors' for nil:NilClass (NoMethodError)"
+            (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
         ],
         {
             "frames": [
                 (_RUBY_FRAME, "frames"),
+                (r"^\s+from \S+:\d+$", "frames"),  # Ruby 1.8's top frame: "from x.rb:50"
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
                 (_BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
             ],
@@ -169,7 +176,7 @@ LANGUAGES: dict[str, Language] = {
         [
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
-            (_EXCEPTION, "frames"),
+            (_EXCEPTION, "frames", 1),  # its next line is a frame, indented
         ],
         {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
@@ -178,6 +185,7 @@ LANGUAGES: dict[str, Language] = {
             "frames": [
                 (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
                 (_AT_FRAME, "frames"),
+                (r"^Emitted '[^']+' event at:$", "frames"),  # an EventEmitter's 'error': where it was emitted
                 (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
                 (_BLANK, "tail", TENTATIVE),
             ],
@@ -219,8 +227,13 @@ LANGUAGES: dict[str, Language] = {
         marks=r"#",
     ),
     "dart": Language(
-        [(r"^Unhandled exception:$", "message0")],
+        [
+            (r"^Unhandled exception:$", "message0"),
+            # an error and its stack printed by the program ("$error\n$stackTrace"): "Exception: x", "#0 ..."
+            (_EXCEPTION, "printed", 1),
+        ],
         {
+            "printed": [(r"^#0\s+\S", "frames")],
             # the message: one or several lines (a source line, carets, blank lines) before "#0"
             **_message_lines("message", 8, [(r"^#0\s+\S", "frames")]),
             "frames": [(r"^#\d+\s+\S", "frames"), (r"^<asynchronous suspension>$", "frames")],
@@ -277,43 +290,27 @@ def _build(languages: tuple[str, ...]) -> Machine:
             index[name, state] = len(index)
     searches: dict[str, Search] = {}
 
-    def rule(name: str, spec: tuple[str, ...]) -> Rule:
+    def rule(name: str, spec: tuple[Any, ...]) -> Rule:
         pattern, target = spec[0], spec[1]
         if pattern not in searches:
             searches[pattern] = compile_builtin(pattern)
         number = DONE if target == END else index[name, target]
-        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:])
+        own_lead = next((item for item in spec[2:] if isinstance(item, int)), LANGUAGES[name].lead)
+        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], lead=own_lead, pattern=pattern)
 
     start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
     states: list[list[Rule]] = [[] for _ in index]
     for (name, state), number in index.items():
         states[number] = [rule(name, spec) for spec in LANGUAGES[name].states[state]]
-    start_patterns = dict.fromkeys(spec[0] for name in languages for spec in LANGUAGES[name].starts)
     lead = max(LANGUAGES[name].lead for name in languages)
     marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
-    at_start, anywhere = _any_of(list(start_patterns))
-    groups = [
-        (at_start, [r for r, spec in zip(starts, start_specs) if spec[0].startswith("^")]),
-        (anywhere, [r for r, spec in zip(starts, start_specs) if not spec[0].startswith("^")]),
-    ]
 
-    def start_any(line: str) -> object:
-        return at_start(line) or anywhere(line)
+    def start_class(keep: list[bool]) -> StartClass:
+        kept = [(spec[0], r) for spec, r, k in zip(start_specs, starts, keep) if k]
+        return prefilter([pattern for pattern, _ in kept], searches.__getitem__), tuple(r for _, r in kept)
 
-    return Machine(start_any, starts, states, lead=lead, marks=marks or None, start_groups=groups)
-
-
-def _never(line: str) -> None:
-    return None
-
-
-def _any_of(patterns: list[str]) -> tuple[Search, Search]:
-    """Two tests for "some pattern matches": the anchored ones tried once at the start
-    of the line (as one alternation inside an unanchored search they would be tried
-    at every position: ten times slower), and the others as one search."""
-    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
-    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
-    at_start = compile_builtin("^(?:" + "|".join(f"(?:{pattern})" for pattern in anchored) + ")") if anchored else _never
-    anywhere = compile_builtin("|".join(f"(?:{pattern})" for pattern in floating)) if floating else _never
-    return at_start, anywhere
+    # distance 0 (a marked line): every rule; further: the rules whose traces reach that far
+    classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
+    blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
+    return Machine(starts, states, lead=lead, marks=marks or None, classes=classes, blank_class=blank)

@@ -20,9 +20,9 @@ Dropped records go with their batch's acknowledgement (see ``throttle``).
 from __future__ import annotations
 
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
-from itertools import repeat
+from itertools import islice, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -35,8 +35,17 @@ from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.dedupe_config import DEFAULT_MATCH, DedupeConfig
 from logagent.transforms.options import number_text
 
-#: a compared field the record does not have (equal only to itself)
-MISSING = ("missing",)
+class _Missing:
+    """A compared field the record does not have: equal only to itself, hashed by identity (in C, no
+    tuple to hash again at every look-up of the entries holding it)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
 _sorted_json = msgspec.json.Encoder(order="sorted").encode
 #: type tags, as in Vector's cache entries (a string is kept as itself)
 _TAGS = {int: 2, float: 3, bool: 4, dict: 5, list: 6, type(None): 7}
@@ -63,8 +72,9 @@ class DedupeTransform(Transform):
         self.max_age_secs = timed.max_age_ms / 1000 if timed is not None else None
         self.refresh_on_drop = bool(timed and timed.refresh_on_drop)
         self._clock = clock
-        #: entry -> when it was last remembered (LRU order: least recent first)
-        self._cache: OrderedDict[tuple[Any, ...], float] = OrderedDict()
+        #: entry -> when it was last remembered (LRU order: least recent first); a plain dict (in its
+        #: insertion order) without time_settings, so a batch without duplicates is a few calls in C
+        self._cache: dict[tuple[Any, ...], float] = OrderedDict() if timed is not None else {}
         self.discarded: Counter[str] = Counter()
 
     @property
@@ -97,6 +107,22 @@ class DedupeTransform(Transform):
     def _first_seen(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
         """The records whose entry is not in the cache (each remembered as the most recent)."""
         cache = self._cache
+        before = len(cache)
+        cache.update(zip(entries, repeat(0.0)))
+        if len(cache) - before < len(entries):
+            # one was seen before or repeats another of the batch: undo (the new keys are the last ones;
+            # the others kept their place and value) and go one by one
+            deque(map(cache.__delitem__, list(islice(cache, before, None))), maxlen=0)
+            return self._first_seen_each(events, entries)
+        # none seen before and none repeated (the common batch): the verdicts and the cache of one by one
+        excess = len(cache) - self.capacity
+        if excess > 0:
+            deque(map(cache.__delitem__, list(islice(cache, excess))), maxlen=0)
+        return events
+
+    def _first_seen_each(self, events: list[LogEvent], entries: list[tuple[Any, ...]]) -> list[LogEvent]:
+        """One by one, for a batch holding duplicates (an ordered dict for the moves, then plain again)."""
+        cache = OrderedDict(self._cache)
         capacity = self.capacity
         move, evict = cache.move_to_end, cache.popitem
         kept = []
@@ -108,6 +134,7 @@ class DedupeTransform(Transform):
             if len(cache) > capacity:
                 evict(last=False)
             kept.append(event)
+        self._cache = dict(cache)
         return kept
 
     def _seen(self, entry: tuple[Any, ...], now: float) -> bool:
@@ -146,7 +173,8 @@ class DedupeTransform(Transform):
         for key in self._simple:
             if key in _LINE_ATTRS:
                 column = list(map(_LINE_ATTRS[key], events))
-                if None in column:  # a record without it: missing, not null
+                # all() first: a truth test per string, where ``in`` compares each one with None
+                if not all(column) and None in column:  # a record without it: missing, not null
                     column = [MISSING if value is None else value for value in column]
                 columns.append(column)
             elif batch.ctx is not None:

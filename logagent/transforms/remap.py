@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from logagent.acks import Batch
-from logagent.event import PER_LINE_KEYS, LogEvent
+from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.parse_json import merged_record
 from logagent.transforms.remap_config import DROPPED, RemapConfig
@@ -49,6 +49,11 @@ class RemapTransform(Transform):
         self.context_only = self.program.pure and all(
             root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
             for root, segments in paths)
+        #: whether the program can see ``.timestamp`` (else the record's text stays, unparsed)
+        self.timestamp_seen = any(not segments or segments[0] == "timestamp"
+                                  for root, segments in paths if root == ".")
+        #: the top-level keys the program can write, when it writes no root (None: it may write any)
+        self.written = written_keys(self.program.writes)
         #: the merge idiom: records whose message is an object without a key they have are merged as
         #: parse_json merges (validated, not decoded), with the same result as VRL's
         self.merge_idiom = " ".join(_strip_comments(self.program.source).split()) in MERGE_IDIOMS
@@ -60,6 +65,10 @@ class RemapTransform(Transform):
     def process(self, batch: Batch) -> list[tuple[str, Batch]]:
         events = batch.events
         self.events_in += len(events)
+        if self.context_only and batch.ctx is not None:
+            outcome = self._context_outcome(batch.ctx)
+            if type(outcome) is FileContext:
+                return self._context_batch(batch, outcome)
         kept: list[LogEvent] = []
         dropped: list[LogEvent] = []
         run = self._run_context if self.context_only else self._run_merge if self.merge_idiom else self._run_record
@@ -77,17 +86,34 @@ class RemapTransform(Transform):
 
     def _run_record(self, event: LogEvent) -> Any:
         try:
-            _, target, _ = self.program.run(event_to_target(event))
+            target, stamp = event_to_target(event, self.timestamp_seen)
+            _, target, _ = self.program.run(target)
             if type(target) is not dict:
                 raise VrlRuntimeError("the event root must be an object")
-            return target_to_event(target, event)
+            return target_to_event(target, event, stamp, self.written)
         except VrlRuntimeError as exc:
             return (RUNTIME_ERROR, str(exc))
         except Aborted as exc:
             return (ABORTED, str(exc))
 
+    def _context_batch(self, batch: Batch, ctx: FileContext) -> list[tuple[str, Batch]]:
+        """A batch of one context, none of its events with ``fields``: the program's result, once."""
+        if ctx is not batch.ctx:
+            events = [LogEvent(e.message, e.stream, e.timestamp, ctx, e.truncated) for e in batch.events]
+            batch = Batch(events, batch.acks, batch.nbytes, ctx)
+        self.events_out += len(batch.events)
+        return [(DEFAULT_OUTPUT, batch)]
+
     def _run_context(self, event: LogEvent) -> Any:
-        ctx = event.ctx
+        outcome = self._context_outcome(event.ctx)
+        if type(outcome) is tuple:
+            return outcome
+        if outcome is event.ctx:
+            return event
+        return LogEvent(event.message, event.stream, event.timestamp, outcome, event.truncated)
+
+    def _context_outcome(self, ctx: FileContext) -> Any:
+        """The context a context-only program makes of ``ctx``, or (reason, message); once per context."""
         outcome = ctx.memo.get(self._memo_key)
         if outcome is None:
             try:
@@ -98,11 +124,7 @@ class RemapTransform(Transform):
             except Aborted as exc:
                 outcome = (ABORTED, str(exc))
             ctx.memo[self._memo_key] = outcome
-        if type(outcome) is tuple:
-            return outcome
-        if outcome is ctx:
-            return event
-        return LogEvent(event.message, event.stream, event.timestamp, outcome, event.truncated)
+        return outcome
 
     def _failed(self, event: LogEvent, outcome: tuple[str, str], kept: list[LogEvent],
                 dropped: list[LogEvent]) -> None:
@@ -139,6 +161,18 @@ class RemapTransform(Transform):
             batch.acquire(len(produced) - 1)
         self.events_out += len(kept)
         return [(name, Batch(events, batch.acks, estimate_bytes(batch, len(events)))) for name, events in produced]
+
+
+def written_keys(writes: frozenset[tuple[str, tuple[str | int, ...]]]) -> frozenset[str] | None:
+    """The event's top-level keys among ``writes``; None when one of them is the root (or not a key)."""
+    keys = set()
+    for root, segments in writes:
+        if root != ".":
+            continue
+        if not segments or type(segments[0]) is not str:
+            return None
+        keys.add(segments[0])
+    return frozenset(keys)
 
 
 def _strip_comments(source: str) -> str:

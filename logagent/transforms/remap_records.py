@@ -18,41 +18,66 @@ from logagent.vrl.runtime import VrlRuntimeError
 from logagent.vrl.timestamps import format_rfc3339, to_timestamp
 from logagent.vrl.value import Timestamp
 
-_LINE_KEYS = ("message", "stream", "timestamp", "truncated")
+_LINE_KEYS = frozenset(("message", "stream", "timestamp", "truncated"))
+_ABSENT = object()
 
 
-def event_to_target(event: LogEvent) -> dict[str, Any]:
+def event_to_target(event: LogEvent, timestamp_seen: bool = True) -> tuple[dict[str, Any], Any]:
+    """(the record as a VRL target, the value put under ``timestamp``).
+
+    ``timestamp_seen`` False (the program can observe neither ``.timestamp`` nor
+    the root): the text stays, unparsed, and is known again by identity.
+    """
     target = event.to_dict()
     stamp = event.timestamp
-    if type(stamp) is str:
-        target["timestamp"] = to_timestamp(stamp)
-    return target
+    if timestamp_seen and type(stamp) is str:
+        stamp = target["timestamp"] = to_timestamp(stamp)
+    return target, stamp
 
 
-def target_to_event(target: dict[str, Any], event: LogEvent) -> LogEvent:
+def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSENT,
+                    written: frozenset[str] | None = None) -> LogEvent:
+    """The event a program's ``target`` makes of ``event``; ``stamp``: what ``event_to_target`` put in.
+
+    ``written``: the top-level keys the program can write (or delete), when it
+    writes no root; for an event without ``fields`` every other key is the same
+    object as before, so only those are looked at.
+    """
     ctx = event.ctx
     shared = ctx.fields
+    changed: list[str] | None = None
     own: dict[str, Any] = {}
-    changed: list[str] = []
-    for key, value in shared.items():
-        if target.get(key, _ABSENT) is not value:
-            changed.append(key)
-    for key, value in target.items():
-        if key in shared and key not in changed:
-            continue
-        if key not in _LINE_KEYS:
-            own[key] = plain(value)
+    if written is not None and event.fields is None:
+        for key in written:
+            value = target.get(key, _ABSENT)
+            if key in shared:
+                if value is shared[key]:
+                    continue
+                changed = [key] if changed is None else changed + [key]
+            if value is not _ABSENT and key not in _LINE_KEYS:
+                own[key] = value if type(value) in _LEAVES else plain(value)
+    else:
+        for key, value in shared.items():
+            if target.get(key, _ABSENT) is not value:
+                changed = [key] if changed is None else changed + [key]
+        for key, value in target.items():
+            if key in shared:
+                if changed is None or key not in changed:
+                    continue
+            elif key in _LINE_KEYS:
+                continue
+            own[key] = value if type(value) in _LEAVES else plain(value)
     new_ctx = context_keeping(ctx, frozenset(changed)) if changed else ctx
     message = target.get("message")
     if type(message) is not str:
         if "message" in target:
             own["message"] = plain(message)
         message = None
-    fields: dict[str, Any] | None = own
-    if not own and message is not None:
-        fields = None
-    return LogEvent(message, plain(target.get("stream")), _timestamp(target.get("timestamp"), event.timestamp),
-                    new_ctx, target.get("truncated") is True, fields)
+    value = target.get("timestamp")
+    timestamp = event.timestamp if value is stamp else _timestamp(value, event.timestamp)
+    stream = target.get("stream")
+    return LogEvent(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
+                    target.get("truncated") is True, None if not own and message is not None else own)
 
 
 def _timestamp(value: Any, original: str | None) -> str | None:
@@ -70,16 +95,18 @@ def _timestamp(value: Any, original: str | None) -> str | None:
 def plain(value: Any) -> Any:
     """``value`` with every Timestamp as RFC 3339 text and regexes as their pattern (copied only where needed)."""
     kind = type(value)
+    if kind in _LEAVES:
+        return value
     if kind is Timestamp:
         return format_rfc3339(value)
     if kind is dict:
-        for key, item in value.items():
-            if type(item) in _SPECIAL or (type(item) in (dict, list) and plain(item) is not item):
+        for item in value.values():
+            if type(item) not in _LEAVES and plain(item) is not item:
                 return {k: plain(v) for k, v in value.items()}
         return value
     if kind is list:
         for item in value:
-            if type(item) in _SPECIAL or (type(item) in (dict, list) and plain(item) is not item):
+            if type(item) not in _LEAVES and plain(item) is not item:
                 return [plain(v) for v in value]
         return value
     if getattr(value, "is_vrl_regex", False):
@@ -87,8 +114,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-_SPECIAL = (Timestamp,)
-_ABSENT = object()
+#: values that are the same in a record as in a program
+_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 def context_keeping(ctx: FileContext, without: frozenset[str]) -> FileContext:

@@ -22,6 +22,7 @@ Dropped records go with their batch's acknowledgement (see ``throttle``).
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -36,6 +37,8 @@ from logagent.transforms.sample_config import SampleConfig
 from logagent.transforms.seahash import seahash
 
 _MISSING = object()
+_FIELDS = attrgetter("fields")
+_with_ctx = msgspec.structs.replace
 #: distinct key_field values whose verdict is remembered (cleared when full)
 _VERDICT_CACHE = 65536
 _json = msgspec.json.Encoder().encode
@@ -161,6 +164,9 @@ class SampleTransform(Transform):
         """``kept`` with the rate added to the sampled ones (``marks``; all when None), and the batch's context."""
         path = self.rate_path
         assert path is not None
+        if marks is None and ctx is not None and len(path) == 1 and not any(map(_FIELDS, kept)):
+            derived = self._rated_context(ctx)  # one file, no record with its own fields: one derived context
+            return [_with_ctx(event, ctx=derived) for event in kept], derived
         out = []
         contexts = set()
         for index, event in enumerate(kept):

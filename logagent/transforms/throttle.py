@@ -31,7 +31,6 @@ import structlog
 
 from logagent.acks import Batch
 from logagent.event import LogEvent
-from logagent.observe.ratelimit import RateLimiter
 from logagent.sinks.templates import Template, compile_template
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.options import batch_condition, excluded
@@ -44,6 +43,9 @@ MAX_METRIC_KEYS = 1000
 OTHER_KEY = "_other"
 #: how often the agent's log may say, per key, that the key is being throttled
 LOG_INTERVAL_SECS = 60.0
+_LOG_INTERVAL_NS = int(LOG_INTERVAL_SECS * 1e9)
+#: keys whose last warning is remembered (the oldest is forgotten past this: its next drop is named at once)
+MAX_NAMED_KEYS = 4096
 #: the label of records whose key field is missing (Vector's)
 NO_KEY = "None"
 
@@ -76,9 +78,10 @@ class ThrottleTransform(Transform):
         self.discarded: Counter[str] = Counter()
         #: records dropped per key, when ``emit_events_discarded_per_key``
         self.discarded_by_key: Counter[str] = Counter()
-        self._log_limiter = RateLimiter(max_keys=4096)
-        #: drops per key since the key was last named in the log
-        self._unlogged: Counter[Key] = Counter()
+        #: on the transform's clock, so the once-a-minute warning follows the same time as the budgets
+        #: key -> [when the log last named it (ns on ``clock``), records dropped since]
+        self._named: dict[Key, list[int]] = {}
+        self._next_log_sweep = clock() + _LOG_INTERVAL_NS
 
     @property
     def held_keys(self) -> int:
@@ -86,10 +89,16 @@ class ThrottleTransform(Transform):
         return len(self._tat)
 
     def process(self, batch: Batch) -> list[tuple[str, Batch]]:
+        now = self._clock()
+        out = self._judge(batch, now)
+        if now >= self._next_log_sweep:  # after this batch's drops: a key named now is not named twice
+            self._sweep_named(now)
+        return out
+
+    def _judge(self, batch: Batch, now: int) -> list[tuple[str, Batch]]:
         events = batch.events
         total = len(events)
         self.events_in += total
-        now = self._clock()
         if now >= self._next_sweep:
             self._sweep(now)
         skip = excluded(self.exclude, batch)
@@ -100,7 +109,7 @@ class ThrottleTransform(Transform):
         if skip is False and not isinstance(keys, list):
             kept_count = self._admit(keys, total, now)
             if kept_count < total:
-                self._dropped(keys, total - kept_count)
+                self._dropped(keys, total - kept_count, now)
             kept = events if kept_count == total else events[:kept_count]
         else:
             kept = self._judge_each(events, keys, skip, now)
@@ -121,7 +130,7 @@ class ThrottleTransform(Transform):
                 passes.append(False)
                 drops[key] += 1
         for key, count in drops.items():
-            self._dropped(key, count)
+            self._dropped(key, count, now)
         return list(compress(events, passes))
 
     def _output(self, batch: Batch, kept: list[LogEvent]) -> list[tuple[str, Batch]]:
@@ -165,24 +174,42 @@ class ThrottleTransform(Transform):
             key = memo[self._memo_key] = self.template.render(event)  # type: ignore[union-attr]
         return key  # type: ignore[return-value]
 
-    def _dropped(self, key: Key, count: int) -> None:
+    def _dropped(self, key: Key, count: int, now: int) -> None:
         self.discarded["throttled"] += count
         if self.per_key:
             label = NO_KEY if key is None else key
             if label not in self.discarded_by_key and len(self.discarded_by_key) >= MAX_METRIC_KEYS:
                 label = OTHER_KEY
             self.discarded_by_key[label] += count
-        self._unlogged[key] += count
-        if self._log_limiter.admit((self.component_id, key), LOG_INTERVAL_SECS) is not None:
-            log.warning("throttling records over the threshold", component_id=self.component_id,
-                        key=NO_KEY if key is None else key, threshold=self.threshold,
-                        window_secs=self.window_secs, discarded=self._unlogged.pop(key))
+        named = self._named.get(key)
+        if named is None:
+            if len(self._named) >= MAX_NAMED_KEYS:
+                del self._named[next(iter(self._named))]
+            self._named[key] = [now, 0]
+            self._warn(key, count)
+        elif now - named[0] >= _LOG_INTERVAL_NS:
+            self._warn(key, named[1] + count)
+            named[0], named[1] = now, 0
+        else:
+            named[1] += count
+
+    def _warn(self, key: Key, discarded: int) -> None:
+        log.warning("throttling records over the threshold", component_id=self.component_id,
+                    key=NO_KEY if key is None else key, threshold=self.threshold,
+                    window_secs=self.window_secs, discarded=discarded)
+
+    def _sweep_named(self, now: int) -> None:
+        """Forget keys last named a minute ago, saying first how many more of theirs were dropped since."""
+        named = self._named
+        for key in [k for k, (last, _) in named.items() if now - last >= _LOG_INTERVAL_NS]:
+            pending = named.pop(key)[1]
+            if pending:
+                self._warn(key, pending)
+        self._next_log_sweep = now + _LOG_INTERVAL_NS
 
     def _sweep(self, now: int) -> None:
         """Forget keys whose budget is full again (they are like keys never seen)."""
         tat = self._tat
         for key in [k for k, t in tat.items() if t <= now]:
             del tat[key]
-        for key in [k for k in self._unlogged if k not in tat]:
-            del self._unlogged[key]
         self._next_sweep = now + self.window_ns

@@ -102,6 +102,17 @@ class Call:
     offset: int
     end: int
     name_end: int
+    closure: Closure | None = None  # name(...) -> |a, b| { ... }
+
+
+@dataclass(frozen=True, slots=True)
+class Closure:
+    """A function's closure argument: its parameter names and body."""
+
+    params: tuple[str, ...]
+    body: Block
+    offset: int
+    end: int
 
 
 @dataclass(frozen=True, slots=True)

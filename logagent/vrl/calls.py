@@ -15,7 +15,7 @@ from typing import Any
 from .ast import Call
 from .expressions import Compiled, Evaluator
 from .function import ArgInfo, ArgumentError, FunctionError, Param
-from .runtime import Frame, VrlRuntimeError, kind_or_none
+from .runtime import CallError, Frame, VrlRuntimeError, kind_bits
 from .stdlib import FUNCTIONS, VRL_FUNCTION_NAMES
 from .stdlib.display import value_kind
 from .types import Type
@@ -51,7 +51,8 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
-    return Compiled(_caller(implementation, runs, tuple(checks), prefix), result, fallible and not node.bang)
+    run, bare = _caller(implementation, runs, tuple(checks), prefix)
+    return Compiled(run, result, fallible and not node.bang, bare=bare)
 
 
 def _match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
@@ -112,28 +113,70 @@ def _compile_arguments(compiler: Any, params: tuple[Param, ...], slots: list[Any
 
 
 def _caller(implementation: Any, runs: tuple[Evaluator | None, ...], checks: tuple[tuple[int, Kind], ...],
-            prefix: str) -> Evaluator:
+            prefix: str) -> tuple[Evaluator, Evaluator | None]:
+    """(the call, the same call raising its function's error unwrapped, when it has a fast form)."""
+    masks = tuple((index, int(kinds)) for index, kinds in checks)
+    present = runs
+    while present and present[-1] is None:
+        present = present[:-1]
+    if 1 <= len(present) <= 2 and all(run is not None for run in present) and len(masks) <= 1:
+        tail = (None,) * (len(runs) - len(present))
+        return _small_call(implementation, present, tail, masks, prefix), \
+            _small_call(implementation, present, tail, masks, None)
+
     def call(frame: Frame) -> Any:
         try:
             values = [None if run is None else run(frame) for run in runs]
-            for index, kinds in checks:
-                value = values[index]
-                if not kind_or_none(value) & kinds:
-                    raise FunctionError(f"expected {kind_names(kinds)}, got {value_kind(value)}")
+            for index, mask in masks:
+                if not kind_bits(values[index]) & mask:
+                    raise _kind_error(values[index], mask)
             return implementation(*values)
-        except FunctionError as exc:
-            raise VrlRuntimeError(prefix + str(exc)) from None
-        except VrlRuntimeError as exc:
-            raise VrlRuntimeError(prefix + str(exc)) from None
+        except (FunctionError, VrlRuntimeError) as exc:
+            raise CallError(prefix, exc) from None
 
-    if len(runs) == 1 and not checks and runs[0] is not None:
+    return call, None
+
+
+def _small_call(implementation: Any, runs: tuple[Evaluator, ...], tail: tuple[None, ...],
+                masks: tuple[tuple[int, int], ...], prefix: str | None) -> Evaluator:
+    """A call of one or two arguments, all present, at most one checked at run time.
+
+    ``prefix`` None: the function's error goes out unwrapped (for ``??``).
+    """
+    index, mask = masks[0] if masks else (-1, 0)
+    if len(runs) == 1:
         only = runs[0]
+        if index < 0 and prefix is None:
+            return (lambda frame: implementation(only(frame), *tail)) if tail else \
+                (lambda frame: implementation(only(frame)))
 
         def call1(frame: Frame) -> Any:
             try:
-                return implementation(only(frame))
+                value = only(frame)
+                if index == 0 and not kind_bits(value) & mask:
+                    raise _kind_error(value, mask)
+                return implementation(value, *tail)
             except (FunctionError, VrlRuntimeError) as exc:
-                raise VrlRuntimeError(prefix + str(exc)) from None
+                if prefix is None:
+                    raise
+                raise CallError(prefix, exc) from None
 
         return call1
-    return call
+    first, second = runs
+
+    def call2(frame: Frame) -> Any:
+        try:
+            a, b = first(frame), second(frame)
+            if index >= 0 and not kind_bits(b if index else a) & mask:
+                raise _kind_error(b if index else a, mask)
+            return implementation(a, b, *tail)
+        except (FunctionError, VrlRuntimeError) as exc:
+            if prefix is None:
+                raise
+            raise CallError(prefix, exc) from None
+
+    return call2
+
+
+def _kind_error(value: Any, mask: int) -> FunctionError:
+    return FunctionError(f"expected {kind_names(Kind(mask))}, got {value_kind(value)}")

@@ -12,9 +12,11 @@ from typing import Any
 from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Noop, ObjectLiteral, Query,
                   RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
+from .closures import compile_closure_call
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
+from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
-from .types import BOOLEAN, NULL, OBJECT, Type, with_field
+from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
 from .value import Kind, kind_names
 
 
@@ -73,6 +75,11 @@ class Compiler(ExpressionCompiler):
         after_else = self.types.snapshot()
         self.types.join([after_then, after_else])
         test, yes, no = predicate.run, then.run, otherwise.run
+        if node.otherwise is None:
+            def branch(frame: Frame) -> Any:
+                return yes(frame) if test(frame) is True else None
+
+            return Compiled(branch, then.type.union(NULL))
 
         def branch(frame: Frame) -> Any:
             return yes(frame) if test(frame) is True else no(frame)
@@ -107,6 +114,8 @@ class Compiler(ExpressionCompiler):
         return Compiled(leave, value.type, value.fallible)
 
     def compile_call(self, node: Call) -> Compiled:
+        if node.closure is not None:
+            return compile_closure_call(self, node)
         if node.name in ("del", "exists"):
             return self.compile_path_function(node)
         return compile_call(self, node)
@@ -121,15 +130,26 @@ class Compiler(ExpressionCompiler):
         target = arguments[0].value
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
-            getter = self.compile(target).run if not segments else self.compile(_parent(target)).run
-            if not segments:
-                return Compiled(lambda frame: True, BOOLEAN)
-            last = segments[-1:]
-            return Compiled(lambda frame: has_path(getter(frame), last), BOOLEAN)
+            return self.compile_exists(target, root, segments)
         kind = self.compile(target).type
         self.writes.add((root, segments))
-        self.assign_type(target, NULL)
+        if root in (".", "%") and segments:
+            self.types.roots[root] = without_field(self.types.roots[root], segments)
+        else:
+            self.assign_type(target, NULL)
         return Compiled(_deleter(root, slot, segments), kind)
+
+    def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
+        if not segments:
+            self.compile(target)
+            return Compiled(lambda frame: True, BOOLEAN)
+        if root == EVENT and len(segments) == 1 and type(segments[0]) is str:
+            self.reads.add((root, segments))  # the field alone, not the whole event
+            key = segments[0]
+            return Compiled(lambda frame: type(frame.event) is dict and key in frame.event, BOOLEAN)
+        getter = self.compile(_parent(target)).run
+        last = segments[-1:]
+        return Compiled(lambda frame: has_path(getter(frame), last), BOOLEAN)
 
     # -- assignment ----------------------------------------------------------
 
@@ -177,9 +197,18 @@ class Compiler(ExpressionCompiler):
             raise self.diagnostics.error("E104", "unnecessary error assignment", node.error_target.offset,
                                          node.error_target.end, ("this error assignment is unnecessary",),
                                          fix=f"{self.text(node.target)} = {self.text(node.value)}")
-        store = self.store(node.target, value.type)
+        # with an error target the value may be its type's default instead (an empty object has no known fields)
+        store = self.store(node.target, value.type if node.error_target is None else
+                           value.type.union(type_of_constant(default_of(value.type.kinds))))
         if node.error_target is None:
             run = value.run
+            top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None
+            if top is not None:
+                def assign_top(frame: Frame) -> Any:
+                    result = frame.event[top] = run(frame)
+                    return result
+
+                return Compiled(assign_top, value.type)
 
             def assign(frame: Frame) -> Any:
                 result = run(frame)
@@ -236,6 +265,11 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
 
         return store_root
     first, rest = segments[0], segments[1:]
+    if type(first) is str and not rest and root == EVENT:
+        def store_event_top(frame: Frame, value: Any) -> None:
+            frame.event[first] = value
+
+        return store_event_top
     if type(first) is str and not rest:
         def store_top(frame: Frame, value: Any) -> None:
             getattr(frame, attribute)[first] = value
@@ -275,6 +309,12 @@ def _deleter(root: str, slot: int, segments: tuple[str | int, ...]) -> Evaluator
         return removed
 
     return delete
+
+
+def _top_level_key(target: tuple[str, int, tuple[str | int, ...]]) -> str | None:
+    """The key of an assignment target that is a top-level field of the event."""
+    root, _, segments = target
+    return segments[0] if root == EVENT and len(segments) == 1 and type(segments[0]) is str else None
 
 
 def _assignable_query(node: Any) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 from . import operations
 from .ast import EVENT, ArrayLiteral, Binary, Literal, ObjectLiteral, Query, RegexLiteral, Template, Unary, Variable
 from .diagnostic import Diagnostics
+from .function import FunctionError
 from .regexes import compile_regex_literal
 from .runtime import Frame, VrlRuntimeError, get_path, kind_name
 from .types import ANY, BOOLEAN, BYTES, Type, TypeState, type_of_constant
@@ -30,6 +31,8 @@ class Compiled:
     fallible: bool = False
     constant: bool = False
     value: Any = None
+    #: a call's run raising its function's error without VRL's prefix (for ``??``, which never reads it)
+    bare: Evaluator | None = None
 
 
 def constant(value: Any) -> Compiled:
@@ -138,7 +141,7 @@ class ExpressionCompiler:
                                              node.left.end, ("this expression can't fail",
                                                              "remove this error coalescing operation"))
             right = self.compile(node.right)
-            return Compiled(_coalesce(left.run, right.run), left.type.union(right.type), right.fallible)
+            return Compiled(_coalesce(left.bare or left.run, right.run), left.type.union(right.type), right.fallible)
         right = self.compile(node.right)
         fallible = left.fallible or right.fallible
         lk, rk = left.type.kinds, right.type.kinds
@@ -149,8 +152,7 @@ class ExpressionCompiler:
             if bad:
                 raise self.diagnostics.error("E652", "only objects can be merged", bad[0].offset, bad[0].end,
                                              ("this expression must resolve to an object",))
-            merged = Type(Kind.OBJECT, {**left.type.fields, **right.type.fields}) \
-                if left.type.fields is not None and right.type.fields is not None else Type(Kind.OBJECT)
+            merged = _merged_type(left.type, right.type)
             return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible)
         if op == "||":
             return Compiled(_or(left.run, right.run), Type(lk | rk), fallible)
@@ -166,6 +168,17 @@ class ExpressionCompiler:
 
 
 _OPERATORS = {"+": operations.add, "-": operations.subtract, "*": operations.multiply, "/": operations.divide}
+
+
+def _merged_type(left: Type, right: Type) -> Type:
+    """The type of ``left | right`` (right's fields win; unknown fields of left stay unknown)."""
+    if right.fields is None or right.open:
+        if left.fields is None or right.fields is None:
+            return Type(Kind.OBJECT)
+        return Type(Kind.OBJECT, {**left.fields, **right.fields}, open=True)
+    if left.fields is None:
+        return Type(Kind.OBJECT, dict(right.fields), open=True)
+    return Type(Kind.OBJECT, {**left.fields, **right.fields}, open=left.open)
 
 
 def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind, bool]:
@@ -214,7 +227,7 @@ def _coalesce(left: Evaluator, right: Evaluator) -> Evaluator:
     def coalesce(frame: Frame) -> Any:
         try:
             return left(frame)
-        except VrlRuntimeError:
+        except (VrlRuntimeError, FunctionError):
             return right(frame)
 
     return coalesce

@@ -11,9 +11,10 @@ line break or ``;``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Node, Noop,
+from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, If, Literal, Node, Noop,
                   ObjectLiteral, Program, Query, RegexLiteral, Return, Template, Unary, Variable)
 from .diagnostic import Diagnostics
 from .lexer import (EOF, FLOAT, IDENT, INTEGER, NEWLINE, OP, PATH, RAW, REGEX, STRING, TEMPLATE, TIMESTAMP, Token,
@@ -262,7 +263,11 @@ class _Parser(_Tokens):
         if self.is_op("(") and self.current.offset == (token.end + 1 if bang else token.end):
             self.advance()
             arguments, end = self.arguments()
-            return Call(name, bang, arguments, token.offset, end, token.end + (1 if bang else 0))
+            call = Call(name, bang, arguments, token.offset, end, token.end + (1 if bang else 0))
+            if self.is_op("-") and self.peek().kind == OP and self.peek().value == ">":
+                closure = _closure(self)
+                return dataclasses.replace(call, closure=closure, end=closure.end)
+            return call
         return Variable(name, token.offset, token.end)
 
     def arguments(self) -> tuple[tuple[Argument, ...], int]:
@@ -374,3 +379,25 @@ def _extend(node: Node, segments: tuple[str | int, ...], end: int) -> Query:
 def _respan(node: Node, offset: int, end: int) -> Node:
     """A parenthesised expression spans its parentheses (as VRL's labels show)."""
     return node
+
+
+def _closure(self: Any) -> Closure:
+    """``-> |a, b| { ... }`` after a call (the parser at the ``-``)."""
+    start = self.advance()
+    self.advance()
+    params: list[str] = []
+    if self.is_op("||"):
+        self.advance()
+    else:
+        self.expect_op("|")
+        while not self.is_op("|"):
+            if self.current.kind != IDENT:
+                raise self.unexpected("expected a closure parameter name")
+            params.append(self.advance().value)
+            if not self.is_op("|"):
+                self.expect_op(",")
+        self.advance()
+    if not self.is_op("{"):
+        raise self.unexpected('expected "{"')
+    body = self.block()
+    return Closure(tuple(params), body, start.offset, body.end)

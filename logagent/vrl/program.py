@@ -33,7 +33,7 @@ class Program:
         self.result_kinds = result_kinds
 
     def run(self, event: dict[str, Any], metadata: dict[str, Any] | None = None) -> tuple[Any, Any, Any]:
-        frame = Frame(event, {} if metadata is None else metadata, self._slots)
+        frame = Frame(event, {} if metadata is None else metadata, [None] * self._slots)
         try:
             result = self._run(frame)
         except Returned as returned:

@@ -11,11 +11,31 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from .value import Kind, Timestamp, kind_of
 
 
 class VrlRuntimeError(Exception):
     """A runtime error, worded as VRL words it (``function call error for ...``)."""
+
+
+class CallError(VrlRuntimeError):
+    """A function call's runtime error: ``prefix`` and its cause's message, joined when it is read.
+
+    Most errors are handled with ``??`` and never read; some causes (parse_json's)
+    take longer to word than to raise.
+    """
+
+    def __init__(self, prefix: str, cause: Exception) -> None:
+        super().__init__(prefix)
+        self._prefix, self._cause, self._message = prefix, cause, None
+
+    def __str__(self) -> str:
+        if self._message is None:
+            self._message = self._prefix + str(self._cause)
+            self.args = (self._message,)
+        return self._message
 
 
 class Aborted(Exception):
@@ -30,15 +50,15 @@ class Returned(Exception):
         self.value = value
 
 
-class Frame:
-    """One run of a program: the event (a dict), its metadata and the local variables."""
+class Frame(msgspec.Struct, gc=False):
+    """One run of a program: the event (a dict), its metadata and the local variables.
 
-    __slots__ = ("event", "metadata", "variables")
+    A msgspec Struct: made in C, once per record (a frame is never part of a cycle).
+    """
 
-    def __init__(self, event: Any, metadata: dict[str, Any], slots: int) -> None:
-        self.event = event
-        self.metadata = metadata
-        self.variables: list[Any] = [None] * slots
+    event: Any
+    metadata: dict[str, Any]
+    variables: list[Any]
 
 
 _NAMES = {type(None): "null", bool: "boolean", int: "integer", float: "float", str: "string",
@@ -58,6 +78,18 @@ def kind_or_none(value: Any) -> Kind:
         return kind_of(value)
     except TypeError:
         return Kind.REGEX
+
+
+#: each runtime type's kind as a plain int (IntFlag operations cost microseconds)
+KIND_BITS: dict[type, int] = {kind: int(kind_of(sample)) for kind, sample in (
+    (type(None), None), (bool, True), (int, 0), (float, 0.0), (str, ""), (Timestamp, Timestamp(0)), (list, []),
+    (dict, {}))}
+_REGEX_BIT = int(Kind.REGEX)
+
+
+def kind_bits(value: Any) -> int:
+    """``int(kind_or_none(value))``, fast."""
+    return KIND_BITS.get(type(value), _REGEX_BIT)
 
 
 def get_path(value: Any, segments: tuple[str | int, ...]) -> Any:

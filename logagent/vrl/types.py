@@ -24,6 +24,9 @@ class Type:
     kinds: Kind
     fields: dict[str, Type] | None = None  # known fields of an object (exact when kinds is OBJECT)
     items: tuple[Type, ...] | None = None  # known items of an array literal
+    #: ``fields`` are the fields known so far of an object that may have others (any type), as VRL
+    #: knows ``.x`` after ``.x = "a"`` on an event of unknown shape
+    open: bool = False
 
     def union(self, other: Type) -> Type:
         if self == other:
@@ -37,7 +40,7 @@ class Type:
             if type(segment) is str:
                 if current.kinds == Kind.OBJECT and current.fields is not None:
                     inner = current.fields.get(segment)
-                    current = inner if inner is not None else NULL
+                    current = inner if inner is not None else ANY if current.open else NULL
                 elif not current.kinds & Kind.OBJECT:
                     return NULL
                 else:
@@ -76,12 +79,27 @@ def with_field(base: Type, segments: Segments, value: Type) -> Type:
     if type(segment) is str:
         if base.kinds == Kind.OBJECT and base.fields is not None:
             fields = dict(base.fields)
-            fields[segment] = with_field(fields.get(segment, NULL), segments[1:], value)
-            return Type(Kind.OBJECT, fields)
-        if base.kinds & ~Kind.OBJECT & ~Kind.NULL:
-            return OBJECT if base.kinds & Kind.OBJECT else Type(Kind.OBJECT, {segment: with_field(NULL, segments[1:], value)})
-        return Type(Kind.OBJECT, None if base.kinds & Kind.OBJECT else {segment: with_field(NULL, segments[1:], value)})
+            fields[segment] = with_field(fields.get(segment, ANY if base.open else NULL), segments[1:], value)
+            return Type(Kind.OBJECT, fields, open=base.open)
+        if base.kinds & Kind.OBJECT:  # an object of unknown fields, or something else replaced by an object
+            return Type(Kind.OBJECT, {segment: with_field(ANY, segments[1:], value)}, open=True)
+        return Type(Kind.OBJECT, {segment: with_field(NULL, segments[1:], value)})
     return Type(Kind.ARRAY)
+
+
+def without_field(base: Type, segments: Segments) -> Type:
+    """``base`` after ``del`` at ``segments``: null in an object of known fields, unknown in an open one."""
+    segment = segments[0]
+    if type(segment) is not str or base.kinds != Kind.OBJECT or base.fields is None:
+        return with_field(base, segments, NULL)
+    if len(segments) > 1:
+        inner = base.fields.get(segment)
+        if inner is None:
+            return base
+        return Type(Kind.OBJECT, {**base.fields, segment: without_field(inner, segments[1:])}, open=base.open)
+    if not base.open:
+        return with_field(base, segments, NULL)
+    return Type(Kind.OBJECT, {k: v for k, v in base.fields.items() if k != segment}, open=True)
 
 
 class Scope:
@@ -129,6 +147,13 @@ class TypeState:
                 scope.variables[name] = (found[0], value)
                 return found[0]
             scope = scope.parent
+        slot = self.slots
+        self.slots += 1
+        self.scope.variables[name] = (slot, value)
+        return slot
+
+    def declare(self, name: str, value: Type) -> int:
+        """A new variable of the current scope (shadowing any outer one of that name): its slot."""
         slot = self.slots
         self.slots += 1
         self.scope.variables[name] = (slot, value)

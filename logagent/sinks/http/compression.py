@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 
 Compression = Literal["none", "gzip", "zstd"]
 
-#: Throughput first. On 1-2 KB enriched Kubernetes JSON records gzip level 1
-#: through ISA-L runs ~6 GB/s per core at about the ratio of zlib's default
-#: level 6 (~300 MB/s); zstd 1 runs ~3.5 GB/s and is smaller than either.
+#: Chosen from the measured table in benchmarks/README.md ("compression-levels"):
+#: on the benchmark's enriched records gzip 1 (ISA-L) and zstd 1 cost under
+#: 1 µs of CPU a line; gzip 3 and 6 cost 15-20 times that for 25-35 % fewer
+#: bytes, and zstd 1 is already smaller than gzip 6 (9.4 against 22.5 B/line).
 DEFAULT_LEVELS: dict[str, int] = {"gzip": 1, "zstd": 1}
 #: gzip levels up to this one use ISA-L (its levels 0-3) when it is installed;
 #: higher levels use zlib.
@@ -38,8 +39,8 @@ INLINE_BODY_BYTES = 32 * 1024
 PIECE_RECORDS = 128
 #: Bodies from this size on are not joined with the request headers.
 APART_BYTES = 256 * 1024
-#: zstd bodies up to this size (uncompressed) are compressed in one call
-ZSTD_ONE_SHOT_BYTES = 4 << 20
+#: zstd bodies up to this size (uncompressed) get their content size in the frame header
+ZSTD_SIZED_BYTES = 4 << 20
 #: Worker threads per sink: two cores are the common DaemonSet budget.
 WORKER_THREADS = 2
 
@@ -82,10 +83,14 @@ def gzip_compressor(level: int) -> Compressor:
 def zstd_compressor(level: int) -> Compressor:
     """One zstd frame per body, from a compressor context reused per thread.
 
-    A body up to ``ZSTD_ONE_SHOT_BYTES`` is compressed in one call over its
-    joined pieces, which also writes the content size in the frame header:
-    5-14 % less CPU than streaming the same pieces (benchmarks/README.md,
-    "http"); a larger one is streamed, so it is never whole twice.
+    The pieces are streamed into the frame, never joined into one body
+    first: joining megabytes (on fresh pages each time) cost more CPU than
+    compressing them, and the one-shot call that needed the join took about
+    twice the CPU of streaming (benchmarks/README.md, "compression-levels").
+    A body up to ``ZSTD_SIZED_BYTES`` is held as its pieces until its size
+    is known and pledged, so the frame header carries the content size
+    (``write_content_size``); a larger one is streamed as it comes, so it is
+    never whole in memory.
     """
     # A ZstdCompressor must not be used by two threads at once: one per
     # thread, reused (a new one per body costs ~13% of the compression time).
@@ -99,16 +104,20 @@ def zstd_compressor(level: int) -> Compressor:
             compressor = local.compressor = zstandard.ZstdCompressor(level=level, write_content_size=True)
         held: list[bytes] = []
         size = 0
+        pieces = iter(pieces)  # the rest goes on where the loop stopped
         for piece in pieces:
             held.append(piece)
             size += len(piece)
-            if size > ZSTD_ONE_SHOT_BYTES:
+            if size > ZSTD_SIZED_BYTES:
                 stream = compressor.compressobj()
                 out = [stream.compress(part) for part in held]
                 out += [stream.compress(piece) for piece in pieces]
-                out.append(stream.flush())
-                return b"".join(out)
-        return compressor.compress(b"".join(held))
+                break
+        else:
+            stream = compressor.compressobj(size=size)
+            out = [stream.compress(piece) for piece in held]
+        out.append(stream.flush())
+        return b"".join(out)
 
     return compress
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import uuid
 from typing import Any
@@ -140,6 +141,49 @@ def _check_sha2_variant(args: Args) -> None:
         raise ArgumentError(f'invalid enum variant for argument "variant"; expected one of: {names}')
 
 
+_BASE64_CHARSETS = ("standard", "url_safe")
+
+
+def encode_base64(value: str, padding: bool | None, charset: str | None) -> str:
+    if charset not in (None,) + _BASE64_CHARSETS:
+        raise FunctionError("unknown charset")
+    data = value.encode("utf-8", "surrogatepass")
+    text = (base64.urlsafe_b64encode(data) if charset == "url_safe" else base64.b64encode(data)).decode("ascii")
+    return text if padding is not False else text.rstrip("=")
+
+
+def encode_base64_bytes(data: bytes, charset: str | None) -> str:
+    encoded = base64.urlsafe_b64encode(data) if charset == "url_safe" else base64.b64encode(data)
+    return encoded.decode("ascii").rstrip("=")
+
+
+def decode_base64(value: str, charset: str | None) -> str:
+    if charset not in (None,) + _BASE64_CHARSETS:
+        raise FunctionError("unknown charset")
+    text = value.rstrip("=")
+    alphabet = _URL_SAFE if charset == "url_safe" else _STANDARD
+    if len(text) % 4 == 1 or text.strip(alphabet):
+        raise FunctionError("unable to decode value from base64")
+    data = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_" if charset == "url_safe" else None)
+    if encode_base64_bytes(data, charset) != text:  # bits set past the last byte: not canonical, refused as VRL does
+        raise FunctionError("unable to decode value from base64")
+    return data.decode("utf-8", "replace")
+
+
+_STANDARD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_URL_SAFE = _STANDARD[:-2] + "-_"
+
+
+def _charset_type(fallible: bool) -> Any:
+    """Fallible when ``charset`` is given and not a constant VRL knows (VRL checks it at run time)."""
+    def type_def(args: Args) -> TypeDef:
+        charset = args[-1]
+        unsure = charset is not None and not (charset.constant and charset.value in _BASE64_CHARSETS)
+        return TypeDef(B, fallible or unsure)
+
+    return type_def
+
+
 def uuid_v4() -> str:
     return str(uuid.uuid4())
 
@@ -157,4 +201,7 @@ FUNCTIONS = [
     function("sha1", (req("value", B),), always(B), sha1),
     function("sha2", (req("value", B), opt("variant", B)), always(B), sha2, check=_check_sha2_variant),
     function("uuid_v4", (), always(B), uuid_v4, pure=False),
+    function("encode_base64", (req("value", B), opt("padding", BOOL), opt("charset", B)), _charset_type(False),
+             encode_base64),
+    function("decode_base64", (req("value", B), opt("charset", B)), _charset_type(True), decode_base64),
 ]

@@ -217,7 +217,24 @@ def object_from_array(values_: list[Any], keys_: list[Any] | None) -> dict[str, 
     return result
 
 
+def zip_arrays(array_0: list[Any], array_1: list[Any] | None) -> list[list[Any]]:
+    """VRL's zip: of two arrays, or of the arrays in one; as long as the shortest (an empty list: [])."""
+    arrays = [array_0, array_1] if array_1 is not None else array_0
+    for item in arrays:
+        if type(item) is not list:
+            raise FunctionError(f"expected array, got {value_kind(item)}")
+    return [list(items) for items in zip(*arrays)] if arrays else []
+
+
+def _zip_type(args: Args) -> TypeDef:
+    single = args[0]
+    sure = args[1] is not None or (single is not None and single.constant
+                                   and all(type(item) is list for item in single.value))
+    return TypeDef(ARR, not sure)
+
+
 FUNCTIONS = [
+    function("zip", (req("array_0", ARR), opt("array_1", ARR)), _zip_type, zip_arrays),
     function("merge", (req("to", OBJ), req("from", OBJ), opt("deep", BOOL)), _merge_type, merge),
     function(
         "compact",

@@ -9,17 +9,17 @@ from ..function import ArgumentError, FunctionError
 from ..value import Timestamp
 from .chrono_parse import ParseError, parse, resolve
 from .declare import B, OBJ, always, function, opt, req
-from .regex import Regex
+from .regex import LazyRegex, Regex
 from .types import rust_parse_float
 
-_KLOG = Regex(
+_KLOG = LazyRegex(
     r"^\s*(?P<level>\w)(?P<timestamp>(?P<month>\d{2})\d{2}\s\d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<id>\d+)\s"
     r"(?P<file>.+):(?P<line>\d+)\]\s(?P<message>.*?)\s*$"
 )
 _KLOG_LEVELS = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
 # `[[\\"][^"]]` in VRL's pattern (a nested class) is any character
 _ANY = r"(?s:.)"
-_COMMON = Regex(
+_COMMON = LazyRegex(
     r"^\s*(-|(?P<host>.*?))\s+(-|(?P<identity>.*?))\s+(-|(?P<user>.*?))\s+(-|\[(-|(?P<timestamp>[^\[]*))\])\s+"
     r'(-|"(-|(\s*(?P<message>((?P<method>\w+)\s+(?P<path>' + _ANY + r"*?)\s+(?P<protocol>" + _ANY + r"*?)\s*|"
     + _ANY + r'*?))\s*))")\s+(-|(?P<status>\d+))\s+(-|(?P<size>\d+))\s*$'
@@ -91,23 +91,23 @@ def parse_common_log(value: str, timestamp_format: str | None) -> dict[str, Any]
 
 
 _NGINX = {
-    "combined": Regex(
+    "combined": LazyRegex(
         r'^\s*(-|(?P<client>\S+))\s+\-\s+(-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"(?P<request>[^"]*)"\s+'
         r'(?P<status>\d+)\s+(?P<size>\d+)\s+"(?P<referer>[^"]*)"\s+"(?P<agent>[^"]*)"(\s+"(-|(?P<compression>[^"]+))")?\s*$'
     ),
-    "main": Regex(
+    "main": LazyRegex(
         r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
         r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
         r'"(-|(?P<http_x_forwarded_for>[^"]+))"\s*$'
     ),
-    "ingress_upstreaminfo": Regex(
+    "ingress_upstreaminfo": LazyRegex(
         r'^\s*(-|(?P<remote_addr>\S+))\s+\-\s+(-|(?P<remote_user>\S+))\s+\[(?P<timestamp>[^\]]+)\]\s+"(?P<request>[^"]*)"\s+'
         r'(?P<status>\d+)\s+(?P<body_bytes_size>\d+)\s+"(-|(?P<http_referer>[^"]*))"\s+"(-|(?P<http_user_agent>[^"]+))"\s+'
         r"(?P<request_length>\d+)\s+(?P<request_time>\d+\.\d+)\s+\[(?P<proxy_upstream_name>[^\]]+)\]\s+"
         r"\[(?P<proxy_alternative_upstream_name>[^\]]+)?\]\s+(?P<upstream_addr>\S+)\s+(-|(?P<upstream_response_length>\d+))\s+"
         r"(-|(?P<upstream_response_time>\d+\.\d+))\s+(-|(?P<upstream_status>\d+))\s+(?P<req_id>\S+)\s*$"
     ),
-    "error": Regex(
+    "error": LazyRegex(
         r"^\s*(?P<timestamp>.+)\s+\[(?P<severity>\w+)\]\s+(?P<pid>\d+)\#(?P<tid>\d+):(\s+\*(?P<cid>\d+))?\s+(?P<message>.+?)"
         r'(,\s+excess:\s+(?P<excess>[^\s,]+),?\sby\szone\s"(?P<zone>[^,]+)")?(,\s+client:\s+(?P<client>[^,]+))?'
         r'(,\s+server:\s+(?P<server>[^,]*))?(,\s+request:\s+"(?P<request>[^"]*)")?(,\s+upstream:\s+"(?P<upstream>[^"]*)")?'
@@ -146,16 +146,16 @@ FUNCTIONS = [
 _SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 _FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
                "ntp", "audit", "alert", "clockd", *(f"local{n}" for n in range(8)))
-_RFC5424 = Regex(
+_RFC5424 = LazyRegex(
     r"^\s*<(?P<pri>\d{1,3})>(?P<version>\d{1,2}) (?P<ts>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})) "
     r"(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>(?s:.*)))?$"
 )
-_RFC3164 = Regex(
+_RFC3164 = LazyRegex(
     r"^\s*(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))) (?P<host>\S+) "
     r"(?P<app>[^\s\[:]+)(?:\[(?P<procid>[^\]]+)\])?: ?(?P<msg>(?s:.*))$"
 )
-_SD_ELEMENT = Regex(r"\[(?P<id>[^\s\]]+)(?P<params>(?:[^\]\\]|\\.)*)\]")
-_SD_PARAM = Regex(r'(?P<name>[^\s=\]]+)\s*=\s*"(?P<value>(?:[^"\\]|\\.)*)"')
+_SD_ELEMENT = LazyRegex(r"\[(?P<id>[^\s\]]+)(?P<params>(?:[^\]\\]|\\.)*)\]")
+_SD_PARAM = LazyRegex(r'(?P<name>[^\s=\]]+)\s*=\s*"(?P<value>(?:[^"\\]|\\.)*)"')
 
 
 def _priority(fields: dict[str, Any], pri: str | None) -> None:

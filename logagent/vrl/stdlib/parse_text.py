@@ -15,11 +15,12 @@ from .declare import ANY, ARR, BOOL, JSON, OBJ, RE, Args, B, F, I, always, funct
 from .json_errors import serde_json_error
 from .key_value import parse_key_value, parse_logfmt
 from .regex import Regex
-from .types import _string_to_float
+from .types import _string_to_float, could_be_json
 
 _decode = msgspec.json.decode
 # an integer outside i64 has at least 19 digits: found by mapping digits to "0", the rest to " "
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+# ... and, for the depth check, "[" and "{" to "["
+_MARKS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x5B if byte in b"[{" else 0x20 for byte in range(256))
 _NINETEEN_DIGITS = b"0" * 19
 _I64_MAX, _I64_MIN = 2**63 - 1, -(2**63)
 _RAW_OBJECT = dict[str, msgspec.Raw]
@@ -82,20 +83,39 @@ def parse_json(value: str, max_depth: int | None, lossy: bool | None) -> Any:
         value = value[1:]
     if max_depth is not None:
         return _parse_json_depth(value, max_depth)
+    if not could_be_json(value):
+        raise JsonError("unable to parse json: ", value)
     data = value.encode("utf-8", "surrogatepass")
     try:
         parsed = _decode(data)
-    except msgspec.DecodeError as error:
+    except msgspec.DecodeError:
         raise JsonError("unable to parse json: ", value) from None
-    if len(data) >= 19 and _NINETEEN_DIGITS in data.translate(_DIGITS_ONLY):
+    if type(parsed) is dict and _flat_within_i64(parsed):
+        return parsed  # depth 1, no integer to read as a float: nothing to check in the text
+    if len(data) < 19:
+        return parsed
+    marks = data.translate(_MARKS)
+    if _NINETEEN_DIGITS in marks:
         parsed = _fix_big_ints(parsed)
-    if len(data) > 127 and data.count(b"[") + data.count(b"{") > 127:
+    if len(data) > 255 and marks.count(b"[") > 127:
         too_deep = _depth_exceeds(value, 127)
         if too_deep is not None:
             line = value.count("\n", 0, too_deep) + 1
             column = too_deep - (value.rfind("\n", 0, too_deep) + 1) + 1
             raise FunctionError(f"unable to parse json: recursion limit exceeded at line {line} column {column}")
     return parsed
+
+
+def _flat_within_i64(parsed: dict[str, Any]) -> bool:
+    """Whether an object holds no object or array and no integer outside i64."""
+    for item in parsed.values():
+        kind = type(item)
+        if kind is int:
+            if not _I64_MIN <= item <= _I64_MAX:
+                return False
+        elif kind is dict or kind is list:
+            return False
+    return True
 
 
 def _parse_json_depth(value: str, max_depth: int) -> Any:
@@ -169,11 +189,14 @@ def _groups_to_object(pattern: Regex, groups: list[str | None], numeric: bool) -
 
 
 def parse_regex(value: str, pattern: Regex, numeric_groups: bool | None) -> dict[str, Any]:
+    if not numeric_groups:
+        named = pattern.named_captures(value)
+        if named is None:
+            raise FunctionError("could not find any pattern matches")
+        return named
     groups = pattern.captures(value)
     if groups is None:
         raise FunctionError("could not find any pattern matches")
-    if not numeric_groups:
-        return {name: groups[index] for name, index in pattern.names.items()}
     return _groups_to_object(pattern, groups, True)
 
 

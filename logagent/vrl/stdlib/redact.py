@@ -13,12 +13,12 @@ from typing import Any
 
 from ..function import ArgumentError
 from .declare import ARR, OBJ, Args, B, function, opt, req
-from .regex import Regex
+from .regex import LazyRegex, Regex
 from ..function import TypeDef
 
 REDACTED = "[REDACTED]"
 # area 001-899 except 666, group 01-99, serial 0001-9999 (VRL's us_social_security_number filter)
-_SSN = Regex(
+_SSN = LazyRegex(
     "(?:00[1-9]|0[1-9][0-9]|[1-578][0-9]{2}|6[0-57-9][0-9]|66[0-57-9])-"
     "(?:0[1-9]|[1-9]0|[1-9][1-9])-"
     "(?:000[1-9]|00[1-9]0|0[1-9]00|[1-9]000|[1-9]{4})"

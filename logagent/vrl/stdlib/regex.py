@@ -12,13 +12,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ...conditions.re2_binding import UNANCHORED, Options, group_names
+import functools
+from typing import Any
+
 from ...conditions.regex import RegexError, compile_rust_pattern
+from .regex_bounded import bounded_pattern
 
-__all__ = ["Regex", "RegexError", "compile_vrl_regex"]
+__all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
 
-_OPTIONS = Options()
-_OPTIONS.log_errors = False
+
+
+@functools.cache
+def _binding() -> tuple[Any, Any, Callable[[Any], dict[str, int]]]:
+    """(UNANCHORED, options, group_names) of the RE2 binding, imported on the first regex (not at start)."""
+    from ...conditions import re2_binding  # noqa: PLC0415
+
+    options = re2_binding.Options()
+    options.log_errors = False
+    return re2_binding.UNANCHORED, options, re2_binding.group_names
 # Rust's `$name`, `${name}`, `$$` in a replacement
 _REPLACEMENT = re.compile(r"\$(?:\$|\{([^}]*)\}|([_0-9A-Za-z]+))")
 
@@ -29,17 +40,24 @@ class Regex:
     """A compiled VRL regex; equal to another with the same pattern text."""
 
     is_vrl_regex = True
-    __slots__ = ("pattern", "group_count", "names", "_match")
+    __slots__ = ("pattern", "group_count", "names", "_match", "_search", "_named")
 
     def __init__(self, pattern: str) -> None:
-        compiled = compile_rust_pattern(pattern, _OPTIONS)
+        unanchored, options, group_names = _binding()
+        compiled = compile_rust_pattern(pattern, options)
         #: the pattern as written
         self.pattern = pattern
         #: capture groups, not counting group 0
         self.group_count: int = compiled.NumberOfCapturingGroups()
         #: group name -> index
         self.names: dict[str, int] = group_names(compiled)
-        self._match: Callable[..., Spans] = compiled.Match
+        #: RE2's unanchored search: (data, start, end) -> spans
+        self._match: Callable[..., Spans] = functools.partial(compiled.Match, unanchored)
+        bounded = bounded_pattern(pattern)
+        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
+        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
+        #: whether ``re``'s groupdict() lists the names in the order of ``names``
+        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Regex) and other.pattern == self.pattern
@@ -51,22 +69,35 @@ class Regex:
         return f"Regex({self.pattern!r})"
 
     def is_match(self, text: str) -> bool:
+        if self._search is not None and text.isascii():
+            return self._search(text) is not None
         data = text.encode("utf-8", "surrogatepass")
-        return self._match(UNANCHORED, data, 0, len(data))[0][0] >= 0
+        return self._match(data, 0, len(data))[0][0] >= 0
 
     def captures(self, text: str) -> list[str | None] | None:
         """The first match's groups (0 is the whole match; None for a group that took no part)."""
+        if self._search is not None and text.isascii():
+            found = self._search(text)
+            return None if found is None else [found.group(0), *found.groups()]
         if text.isascii():
             data = text.encode("ascii")
-            spans = self._match(UNANCHORED, data, 0, len(data))
+            spans = self._match(data, 0, len(data))
             if spans[0][0] < 0:
                 return None
             return [text[a:b] if a >= 0 else None for a, b in spans]
         data = text.encode("utf-8", "surrogatepass")
-        spans = self._match(UNANCHORED, data, 0, len(data))
+        spans = self._match(data, 0, len(data))
         if spans[0][0] < 0:
             return None
         return [data[a:b].decode("utf-8", "surrogatepass") if a >= 0 else None for a, b in spans]
+
+    def named_captures(self, text: str) -> dict[str, str | None] | None:
+        """The first match's named groups (None without a match), in the order of ``names``."""
+        if self._named and text.isascii():
+            found = self._search(text)  # type: ignore[misc]
+            return None if found is None else found.groupdict()
+        groups = self.captures(text)
+        return None if groups is None else {name: groups[index] for name, index in self.names.items()}
 
     def iter_spans(self, data: bytes) -> list[Spans]:
         """Every match of the encoded text, left to right, as Rust's ``find_iter`` reports them.
@@ -77,7 +108,7 @@ class Regex:
         found: list[Spans] = []
         match, pos, end, last_end = self._match, 0, len(data), -1
         while pos <= end:
-            spans = match(UNANCHORED, data, pos, end)
+            spans = match(data, pos, end)
             start, stop = spans[0]
             if start < 0:
                 break
@@ -148,6 +179,24 @@ class Regex:
             last = stop
         pieces.append(data[last:].decode("utf-8", "surrogatepass"))
         return pieces
+
+
+class LazyRegex(Regex):
+    """A known-good pattern of the standard library, compiled on first use (RE2 is not loaded at start)."""
+
+    __slots__ = ()
+
+    def __init__(self, pattern: str) -> None:  # noqa: super-init-not-called  (Regex.__init__ runs on first use)
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _COMPILED_SLOTS:
+            Regex.__init__(self, self.pattern)
+            return getattr(self, name)
+        raise AttributeError(name)
+
+
+_COMPILED_SLOTS = frozenset({"group_count", "names", "_match", "_search", "_named"})
 
 
 def compile_vrl_regex(pattern: str) -> Regex:

@@ -153,18 +153,32 @@ def to_regex(value: str) -> Regex:
         raise FunctionError(f"could not create regex: {error}") from None
 
 
-_JSON_DECODER = msgspec.json.Decoder()
+_JSON_VALIDATOR = msgspec.json.Decoder(msgspec.Raw)  # validates without building values (as serde's IgnoredAny)
 _JSON_VARIANTS = {"{": "object", "[": "array", "t": "bool", "f": "bool", '"': "string", "n": "null"}
+_JSON_WHITESPACE = " \n\t\r"
+_JSON_STARTS = frozenset('{["-0123456789tfn')
+_JSON_ENDS = frozenset('}]"0123456789el')
+
+
+def could_be_json(text: str) -> bool:
+    """False for most texts that are not JSON (their first or last character says so), cheaply."""
+    first, last = text[:1], text[-1:]
+    if first in _JSON_WHITESPACE or last in _JSON_WHITESPACE:
+        text = text.strip(_JSON_WHITESPACE)
+        first, last = text[:1], text[-1:]
+    return first in _JSON_STARTS and last in _JSON_ENDS
 
 
 def is_json(value: str, variant: str | None) -> bool:
+    if not could_be_json(value):
+        return False
     try:
-        _JSON_DECODER.decode(value)
+        _JSON_VALIDATOR.decode(value)
     except (msgspec.DecodeError, UnicodeEncodeError):
         return False
     if variant is None:
         return True
-    first = value.lstrip(" \n\t\r")[:1]
+    first = value.lstrip(_JSON_WHITESPACE)[:1]
     found = "number" if first == "-" or first.isdigit() else _JSON_VARIANTS.get(first)
     return found == variant
 

@@ -1,0 +1,150 @@
+"""The built-in tables as data: both regex engines agree on them, and the prefilter never hides a start.
+
+The rules are matched with Python's ``re`` and compiled with RE2 too (Rust's
+syntax, as users' patterns): on every line of the trace fixtures and of
+ordinary container logs both must give the same answer. The prefilter (the
+literals read off each start rule) must pass every line a start rule takes:
+checked on the fixtures' lines and on lines hypothesis makes from each rule.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logagent.parsers.multiline_machine import compile_user_pattern
+from logagent.parsers.multiline_prefilter import may_begin_with_space, prefilter, required_literals
+from logagent.parsers.multiline_rules import AUTO, LANGUAGES, language_machine
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+ORDINARY = [
+    '10.0.0.1 - - [02/Dec/2026:10:00:00 +0000] "GET /api/items/1 HTTP/1.1" 200 512 "-" "curl/8.5.0"',
+    '{"level":"info","msg":"request handled","path":"/items/1","status":200}',
+    'level=info msg="handled" path=/api/items/1 status=200 ms=3',
+    "I1203 10:00:00.000000       1 controller.go:12] synced pod default/web-1",
+    "2026-12-02 10:00:00.001 ERROR [http-nio-8080-exec-1] c.e.shop.OrderService - order 1 failed",
+    "retrying upstream call 1 after Error: connection reset by peer",
+    "WARN the NullPointerException fix from yesterday is live",
+    "  server:", "    port: 8080", '  "items": [', "", "    ", "}",
+]
+
+
+def lines() -> list[str]:
+    out = list(ORDINARY)
+    for path in sorted(FIXTURES.rglob("*.txt")):
+        out += path.read_text().split("\n")
+    return out
+
+
+def patterns() -> list[str]:
+    found: dict[str, None] = {}
+    for language in LANGUAGES.values():
+        for spec in language.starts:
+            found[spec[0]] = None
+        for rules in language.states.values():
+            for spec in rules:
+                found[spec[0]] = None
+    return list(found)
+
+
+STARTS = list(dict.fromkeys(spec[0] for language in LANGUAGES.values() for spec in language.starts))
+
+
+@pytest.mark.parametrize("pattern", patterns())
+def test_re_and_re2_agree_on_every_fixture_line(pattern: str) -> None:
+    ours, rust = re.compile(pattern).search, compile_user_pattern(pattern, "rule")
+    differ = [line for line in lines() if (ours(line) is not None) != (rust(line) is not None)]
+    assert not differ, differ[:3]
+
+
+def test_required_literals() -> None:
+    assert required_literals(r"^Traceback \(most recent call last\):$") == {"Traceback (most recent call last):"}
+    assert required_literals(r"(?:Exception|Error|Throwable)(?::\s|$)") == {"Exception", "Error", "Throwable"}
+    assert required_literals(r"^(?:panic|fatal error): ") == {"panic", "fatal error"}
+    assert required_literals(r"^\S.*:\d+:in [`']") == {":in "}
+    assert required_literals(r"^\s+at \S") == {"at "}
+    assert required_literals(r"^\d+$") is None  # nothing of two characters to look for
+    assert required_literals(r"^(?:a|bc)x") is None  # one alternative without a literal: no set
+    assert required_literals(r"(?i)error") is None and required_literals(r"x(?i:error)") is None
+
+
+def test_may_begin_with_space() -> None:
+    assert may_begin_with_space(r"Error: ")  # not anchored
+    assert may_begin_with_space(r"^\s*[A-Z]\w* \(.*\):$")
+    assert may_begin_with_space(r"^ ?x") and may_begin_with_space(r"^$") and may_begin_with_space(r"^.x")
+    assert not may_begin_with_space(r"^Traceback")
+    assert not may_begin_with_space(r"^\S.*:\d+:in ")
+    assert not may_begin_with_space(r"^(?:PHP )?exception '")
+    assert not may_begin_with_space(r"^(?:panic|fatal error): ")
+
+
+def test_prefilter_passes_every_fixture_line_a_start_rule_takes() -> None:
+    test = prefilter(STARTS, lambda p: re.compile(p).search)
+    searches = [re.compile(p).search for p in STARTS]
+    missed = [line for line in lines() if any(s(line) for s in searches) and not test.line(line)]
+    assert not missed
+    assert not test.lines(["    port: 8080", "  server:"]) and test.lines(["x", "java.io.IOException: disk full"])
+
+
+@pytest.mark.parametrize("pattern", STARTS)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_prefilter_passes_what_hypothesis_makes_from_each_start_rule(pattern: str, data: st.DataObject) -> None:
+    test = prefilter(STARTS, lambda p: re.compile(p).search)
+    line = data.draw(st.from_regex(re.compile(pattern), fullmatch=False).filter(lambda s: "\n" not in s))
+    assert test.line(line), line
+
+
+def test_blank_class_holds_every_rule_that_takes_an_indented_start() -> None:
+    machine = language_machine(AUTO)
+    for line in [" NoMethodError (undefined method `x' for nil):", "  + Exception Group Traceback (most recent call last):",
+                 "    java.lang.IllegalStateException: x"]:
+        assert machine.start(line) is not None, line
+
+
+def test_a_self_loop_match_means_the_step_leaves_the_states_as_they_are() -> None:
+    """``Machine.loop`` (the fast way through a trace's lines) agrees with ``step`` on every line."""
+    machine = language_machine(AUTO)
+    every = lines()
+    reached: set[tuple[int, ...]] = set()
+    for line in every:
+        active = machine.start(line)
+        for following in every[every.index(line) + 1:][:40] if active else []:
+            step = machine.step(active, following)
+            if step is None or not step[0]:
+                break
+            active = step[0]
+            reached.add(active)
+    assert len(reached) > 20
+    loops = 0
+    for active in reached:
+        same = machine.loop(active)
+        for line in every:
+            if same is not None and same(line) is not None:
+                loops += 1
+                assert machine.step(active, line) == (active, False), (active, line)
+    assert loops > 100
+
+
+def test_no_false_joins_in_ordinary_container_logs() -> None:
+    """The benchmark's corpus of ordinary lines (access logs, JSON, logfmt, klog, logback, "Error:" mid-sentence,
+    YAML and pretty JSON dumps): every line comes out as its own record, in batches of several sizes."""
+    from benchmarks.multiline_logs import ordinary_record
+
+    from logagent.event import FileContext, LogEvent
+    from logagent.parsers.multiline import MultilineGrouper, MultilineStats
+
+    ctx = FileContext({"file": "x"})
+    messages = [line for seq in range(12_000) for line in ordinary_record(seq)]
+    events = [LogEvent(m, "stderr" if i % 5 == 0 else "stdout", "t", ctx) for i, m in enumerate(messages)]
+    for batch in (1, 7, 500, len(events)):
+        grouper = MultilineGrouper(language_machine(AUTO), MultilineStats())
+        out: list[LogEvent] = []
+        for start in range(0, len(events), batch):
+            out += grouper.feed(events[start:start + batch], ctx, 0.0)
+        out += grouper.flush(ctx)
+        assert [e.message for e in out if "\n" in e.message] == [] and len(out) == len(events), batch
