@@ -303,12 +303,7 @@ _OPENTELEMETRY = (
     VectorKey("protocol.acknowledgements.enabled", "accepted", _ACKS, True),
     VectorKey("protocol.retry_strategy", "refused", "retry strategies other than default are not implemented: 408, 429 "
               "and 5xx answers are retried, other answers go to the dead-letter file", {"type": "all"}),
-    VectorKey("protocol.dangerously_allow_unconfined_template_resolution", "accepted", _UNCONFINED, True),
-    VectorKey("protocol.compression", "same", "", "gzip"),
-    VectorKey("protocol.compression", "refused", "snappy and zlib are not implemented here; use gzip or zstd", "zlib"),
-    *_batch(_OTLP),
-    *_request(_OTLP),
-    *_tls(_OTLP),
+    *_http_common(_OTLP),
     *_auth(_OTLP),
 )
 
