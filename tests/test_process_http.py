@@ -61,7 +61,7 @@ async def wait_exit(agent: AgentProcess, timeout: float = 60.0) -> int:
     return agent.proc.returncode
 
 
-async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 180.0) -> SeqTracker:
+async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 60.0) -> SeqTracker:
     deadline = time.monotonic() + timeout
     while True:
         tracker = tracker_of(*receivers)
@@ -126,7 +126,7 @@ async def test_receiver_down_20s_memory_bounded_then_everything_arrives(tmp_path
         await wait_started(agent)
         for writer in writers:
             writer.write(200)
-        await wait_for_all([receiver], {w.source: w.seq for w in writers}, timeout=30)
+        await wait_for_all([receiver], {w.source: w.seq for w in writers}, timeout=120)
         await asyncio.sleep(0.5)
         before = rss_kib(agent.pid)
         await receiver.stop()
@@ -140,14 +140,16 @@ async def test_receiver_down_20s_memory_bounded_then_everything_arrives(tmp_path
         receiver2 = Receiver(port=port)
         await receiver2.start()
         expected = {w.source: w.seq for w in writers}
-        # what arrived before the outage was acknowledged, so it is not sent again
-        tracker = await wait_for_all([receiver, receiver2], expected, timeout=180)
+        # what arrived before the outage was acknowledged, so it is not sent again; the backlog
+        # (~12 MB) takes minutes on a loaded machine: the bound is for a loss, not for speed
+        tracker = await wait_for_all([receiver, receiver2], expected, timeout=300)
         await receiver2.stop()
     finally:
         for writer in writers:
             writer.close()
         agent.stop()
-    assert tracker.missing(expected) == {}
+    missing = tracker.missing(expected)
+    assert missing == {}, {source: (len(seqs), seqs[0], seqs[-1]) for source, seqs in missing.items()}
     print(f"RSS before the outage {before} KiB, peak during it {peak} KiB")
     assert peak - before < 12 * 1024, f"RSS grew from {before} KiB to {peak} KiB while the receiver was down"
     assert TOKEN not in agent.stderr_path.read_text()
