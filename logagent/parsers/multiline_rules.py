@@ -303,7 +303,7 @@ def _build(languages: tuple[str, ...]) -> Machine:
     states: list[list[Rule]] = [[] for _ in index]
     for (name, state), number in index.items():
         states[number] = [rule(name, spec) for spec in LANGUAGES[name].states[state]]
-    lead = max(LANGUAGES[name].lead for name in languages)
+    lead = max(r.lead for r in starts)  # a rule may reach further than its language (dart's printed stack)
     marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
 
     def start_class(keep: list[bool]) -> StartClass:
