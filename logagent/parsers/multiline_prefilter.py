@@ -36,6 +36,11 @@ def required_literals(pattern: str) -> frozenset[str] | None:
     return _sequence(list(parsed))
 
 
+def first_characters(pattern: str) -> frozenset[str] | None:
+    """The characters a match of ``pattern`` (at a line's start) can begin with; None when any may."""
+    return _firsts(list(sre_parse.parse(pattern)))
+
+
 def may_begin_with_space(pattern: str) -> bool:
     """Whether ``pattern`` (searched) can match a line that begins with whitespace or is empty.
 
@@ -135,6 +140,26 @@ def _item(op: Any, av: Any) -> frozenset[str] | None:
     if op is sre.ATOMIC_GROUP:
         return _sequence(list(av))
     return None
+
+
+def _firsts(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
+    for op, av in items:
+        if op is sre.LITERAL:
+            return frozenset([chr(av)])
+        if op is sre.BRANCH:
+            found: set[str] = set()
+            for alternative in av[1]:
+                part = _firsts(list(alternative))
+                if part is None:
+                    return None
+                found |= part
+            return frozenset(found)
+        if op is sre.SUBPATTERN and not av[1] & sre.SRE_FLAG_IGNORECASE:
+            return _firsts(list(av[3]))
+        if op is sre.IN and all(member_op is sre.LITERAL for member_op, _ in av):
+            return frozenset(chr(code) for _, code in av)
+        return None  # anything else: any character
+    return None  # the empty pattern
 
 
 def _may_take_space(items: Sequence[tuple[Any, Any]]) -> bool:
