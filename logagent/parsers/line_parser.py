@@ -29,7 +29,7 @@ from logagent.parsers.cri import STREAMS as CRI_STREAMS
 from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
 from logagent.parsers.docker import decode_line, parse_docker
 from logagent.parsers.merge import ParsedLine, PartialMerger
-from logagent.parsers.multiline_prefilter import first_characters
+from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
 
 CRI = "cri"
 _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
@@ -54,10 +54,6 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 @functools.lru_cache(maxsize=16)
 def _marks_regex(marks: str) -> re.Pattern[str]:
     return re.compile(marks)
-
-
-#: what a marked message may begin with without a look at ``marks``: nothing, or whitespace
-_BLANK_FIRST = frozenset([""] + [c for c in map(chr, range(0x3001)) if c.isspace()])
 
 
 @functools.lru_cache(maxsize=16)
@@ -182,7 +178,7 @@ class LineParser:
 
     def _marked(self, every: list[tuple[str, str, str, str]] | None, events: list[LogEvent]) -> list[int]:
         """Indexes of the marked records; ``every``: the regex's tuples, when each is its event's."""
-        blank, firsts = _BLANK_FIRST, _mark_firsts(self.marks)
+        blank, firsts = BLANK_FIRST, _mark_firsts(self.marks)
         marks = _marks_regex(self.marks).match if self.marks else None
         if every is not None and firsts is not None:
             # One look at the first character of each message: the few that may begin

@@ -27,6 +27,9 @@ Test = Callable[[str], bool]
 #: a literal shorter than this is in nearly every line: no use as a filter
 _MIN_LITERAL = 2
 
+#: the first characters (``text[:1]``) of a text that is empty or begins with whitespace
+BLANK_FIRST = frozenset([""] + [c for c in map(chr, range(0x3001)) if c.isspace()])
+
 
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Texts one of which every match of ``pattern`` contains, or None if none is known (conservative)."""
