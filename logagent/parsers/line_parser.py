@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Container, Sequence
+from itertools import compress
+from operator import itemgetter
 
 import msgspec
 
@@ -29,13 +31,13 @@ from logagent.parsers.cri import STREAMS as CRI_STREAMS
 from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
 from logagent.parsers.docker import decode_line, parse_docker
 from logagent.parsers.merge import ParsedLine, PartialMerger
-from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
 
 CRI = "cri"
 _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
+_MARKED = itemgetter(3)
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
 # the ``_feed_cri`` loop (parse_cri + timestamp_shape_ok, tag exactly "F"). A
@@ -52,14 +54,18 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
-def _marks_regex(marks: str) -> re.Pattern[str]:
-    return re.compile(marks)
+def _marked_line_regex(marks: str | None) -> re.Pattern[str]:
+    """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that is
+    empty, begins with whitespace or with ``marks`` comes in a 4th group after the
+    space that ends the prefix (so that group is never empty for it), others in the 3rd."""
+    head = _CRI_PREFIX[:-1]  # without the space before the message
+    plain = rf"(?=\S)(?!{marks})" if marks else r"(?=\S)"
+    return re.compile(rf"^(?:{head}(?: {plain}(.*)|( .*))|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
-def _mark_firsts(marks: str | None) -> frozenset[str] | None:
-    """The characters a message matching ``marks`` can begin with (None: any)."""
-    return first_characters(marks) if marks else frozenset()
+def _marks_regex(marks: str) -> re.Pattern[str]:
+    return re.compile(marks)
 
 
 class LineParser:
@@ -158,12 +164,13 @@ class LineParser:
             text = block.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        if self.count_indented:
+            return self._marked_block(text, ctx)
         every = _CRI_ANY_LINE.findall(text)  # one tuple per line, empty ones too
         self.lines_in += len(every)
         pending = self._merger.pending
         slow = self._slow_event
         streams = _STR_STREAMS
-        slow_before = self._slow_events
         events = [
             LogEvent(message, streams[stream], timestamp, ctx)
             if timestamp and not pending
@@ -172,25 +179,32 @@ class LineParser:
         ]
         if None in events:
             events = [event for event in events if event is not None]
-        if self.count_indented:
-            self.indented = self._marked(every if self._slow_events == slow_before else None, events)
         return events
 
-    def _marked(self, every: list[tuple[str, str, str, str]] | None, events: list[LogEvent]) -> list[int]:
-        """Indexes of the marked records; ``every``: the regex's tuples, when each is its event's."""
-        blank, firsts = BLANK_FIRST, _mark_firsts(self.marks)
+    def _marked_block(self, text: str, ctx: FileContext) -> list[LogEvent]:
+        """``feed_block`` that also lists the marked records in ``indented``, in the same pass."""
+        every = _marked_line_regex(self.marks).findall(text)
+        self.lines_in += len(every)
+        pending = self._merger.pending
+        slow = self._slow_event
+        streams = _STR_STREAMS
+        slow_before = self._slow_events
+        events = [
+            LogEvent(plain or marked[1:], streams[stream], timestamp, ctx)
+            if timestamp and not pending
+            else slow(f"{timestamp} {stream} F {plain or marked[1:]}" if timestamp else other, ctx)
+            for timestamp, stream, plain, marked, other in every
+        ]
+        if self._slow_events == slow_before:  # every line the regex's: its 4th group tells
+            self.indented = list(compress(range(len(every)), map(_MARKED, every)))
+            return events
+        events = [event for event in events if event is not None]
         marks = _marks_regex(self.marks).match if self.marks else None
-        if every is not None and firsts is not None:
-            # One look at the first character of each message: the few that may begin
-            # with a mark (such as "#" or "goroutine") are checked with ``marks``.
-            return [
-                index for index, line in enumerate(every)
-                if (first := line[2][:1]) in blank or (first in firsts and marks(line[2]))  # type: ignore[misc]
-            ]
-        return [
+        self.indented = [
             index for index, event in enumerate(events)
             if not event.message or event.message[0].isspace() or (marks is not None and marks(event.message))
         ]
+        return events
 
     def _slow_event(self, line: str, ctx: FileContext) -> LogEvent | None:
         self._slow_events += 1
