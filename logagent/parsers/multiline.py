@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
-from logagent.parsers.multiline_machine import Active, Machine, Search
+from logagent.parsers.multiline_machine import Active, Machine
+from logagent.parsers.multiline_prefilter import BLANK_FIRST
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
@@ -118,7 +119,7 @@ class MultilineGrouper:
                 self._take(event, ctx, now, out)
             return out
         done = self._take_while_open(events, 0, -1, ctx, now, out) if self._open else 0
-        marked = indented if indented is not None else _marked_positions(events, machine.marked)
+        marked = indented if indented is not None else _marked_positions(events, machine)
         start = machine.start
         for first, distance in self._candidates(events, marked, done):
             if first >= done and start(events[first].message, distance) is not None:
@@ -366,12 +367,23 @@ def _runs(indexes: list[int]) -> list[list[int]]:
     return runs
 
 
-def _marked_positions(events: list[LogEvent], marked: Search | None) -> list[int]:
-    """Indexes of the marked records: message empty, beginning with whitespace, or ``marked``."""
+def _marked_positions(events: list[LogEvent], machine: Machine) -> list[int]:
+    """Indexes of the marked records: message empty, beginning with whitespace, or with a mark.
+
+    One look at each message's first character; only the messages that may begin
+    with a mark (such as "#" or "goroutine") meet the marks regex.
+    """
+    marked, firsts = machine.marked, machine.mark_firsts
+    if marked is None or firsts is None:
+        return [
+            index
+            for index, event in enumerate(events)
+            if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
+        ]
+    blank = BLANK_FIRST
     return [
-        index
-        for index, event in enumerate(events)
-        if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
+        index for index, event in enumerate(events)
+        if (first := event.message[:1]) in blank or (first in firsts and marked(event.message))
     ]
 
 

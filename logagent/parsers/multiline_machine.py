@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from logagent.conditions.regex import RegexError, compile_regex
-from logagent.parsers.multiline_prefilter import Prefilter
+from logagent.parsers.multiline_prefilter import Prefilter, first_characters
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1
@@ -84,7 +84,8 @@ StartClass = tuple[Prefilter, tuple[Rule, ...]]
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps", "_loops")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_steps",
+                 "_loops")
 
     def __init__(
         self,
@@ -107,6 +108,8 @@ class Machine:
         #: indented lines (the parser flags them too); None: only those
         self.marks = marks
         self.marked: Search | None = re.compile(f"^(?:{marks})").search if marks else None
+        #: the characters a line matching ``marks`` can begin with (None: any)
+        self.mark_firsts = first_characters(marks) if marks else frozenset()
         every: StartClass = (_NO_FILTER, self.starts)
         #: per distance d from the next marked line of its stream (0: the line is
         #: marked), the start rules whose traces can have their first marked
@@ -133,9 +136,10 @@ class Machine:
         found: dict[int, None] = {}
         seen: dict[Search, bool] = {}  # a pattern several languages start with is tried once
         for rule in rules:
-            hit = seen.get(rule.search)
+            search = rule.search
+            hit = seen.get(search)
             if hit is None:
-                hit = seen[rule.search] = rule.takes(line)
+                hit = seen[search] = (search(line) is None) is rule.negate
             if hit:
                 found[rule.target] = None
         return tuple(found) or None

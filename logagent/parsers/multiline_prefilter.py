@@ -27,6 +27,9 @@ Test = Callable[[str], bool]
 #: a literal shorter than this is in nearly every line: no use as a filter
 _MIN_LITERAL = 2
 
+#: the first characters (``text[:1]``) of a text that is empty or begins with whitespace
+BLANK_FIRST = frozenset([""] + [c for c in map(chr, range(0x3001)) if c.isspace()])
+
 
 def required_literals(pattern: str) -> frozenset[str] | None:
     """Texts one of which every match of ``pattern`` contains, or None if none is known (conservative)."""
@@ -34,6 +37,11 @@ def required_literals(pattern: str) -> frozenset[str] | None:
     if parsed.state.flags & sre.SRE_FLAG_IGNORECASE:  # "(?i)" for the whole pattern
         return None
     return _sequence(list(parsed))
+
+
+def first_characters(pattern: str) -> frozenset[str] | None:
+    """The characters a match of ``pattern`` (at a line's start) can begin with; None when any may."""
+    return _firsts(list(sre_parse.parse(pattern)))
 
 
 def may_begin_with_space(pattern: str) -> bool:
@@ -135,6 +143,26 @@ def _item(op: Any, av: Any) -> frozenset[str] | None:
     if op is sre.ATOMIC_GROUP:
         return _sequence(list(av))
     return None
+
+
+def _firsts(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
+    for op, av in items:
+        if op is sre.LITERAL:
+            return frozenset([chr(av)])
+        if op is sre.BRANCH:
+            found: set[str] = set()
+            for alternative in av[1]:
+                part = _firsts(list(alternative))
+                if part is None:
+                    return None
+                found |= part
+            return frozenset(found)
+        if op is sre.SUBPATTERN and not av[1] & sre.SRE_FLAG_IGNORECASE:
+            return _firsts(list(av[3]))
+        if op is sre.IN and all(member_op is sre.LITERAL for member_op, _ in av):
+            return frozenset(chr(code) for _, code in av)
+        return None  # anything else: any character
+    return None  # the empty pattern
 
 
 def _may_take_space(items: Sequence[tuple[Any, Any]]) -> bool:
