@@ -61,7 +61,7 @@ async def wait_exit(agent: AgentProcess, timeout: float = 60.0) -> int:
     return agent.proc.returncode
 
 
-async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 60.0) -> SeqTracker:
+async def wait_for_all(receivers: list[Receiver], expected: dict[str, int], timeout: float = 180.0) -> SeqTracker:
     deadline = time.monotonic() + timeout
     while True:
         tracker = tracker_of(*receivers)
