@@ -45,7 +45,26 @@ class Program:
 
 
 def compile_program(source: str) -> Program:
-    """Parse, check and compile ``source``; raises VrlError (VRL's code, line and column)."""
+    """Parse, check and compile ``source``; raises VrlError (VRL's code, line and column).
+
+    The last programs compiled are kept (validate and the transform compile the
+    same text; a reload compiles it again): a Program is never changed by a run
+    (two transforms with the same text share their `log` calls' rate limits).
+    """
+    program = _COMPILED.get(source)
+    if program is None:
+        program = _compile(source)
+        if len(_COMPILED) >= _KEEP:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[source] = program
+    return program
+
+
+_KEEP = 32
+_COMPILED: dict[str, Program] = {}
+
+
+def _compile(source: str) -> Program:
     compiler = Compiler(source)
     tree = parse_program(source, compiler.diagnostics)
     compiled = compiler.compile_statements(tree.statements)
