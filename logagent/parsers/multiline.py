@@ -118,13 +118,21 @@ class MultilineGrouper:
             for event in events:
                 self._take(event, ctx, now, out)
             return out
-        done = self._take_while_open(events, 0, -1, ctx, now, out) if self._open else 0
         marked = indented if indented is not None else _marked_positions(events, machine)
+        found = self._candidates(events, marked)
+        if not found and not self._open:
+            return events
+        tried = dict(found)  # index -> its distance: the records that may begin a group
+        done = self._walk(events, 0, tried, ctx, now, out) if self._open else 0
         start = machine.start
-        for first, distance in self._candidates(events, marked, done):
-            if first >= done and start(events[first].message, distance) is not None:
+        for first, distance in found:
+            if first < done:
+                continue
+            active = start(events[first].message, distance)
+            if active is not None:
                 out += events[done:first]
-                done = self._take_while_open(events, first, first, ctx, now, out)
+                self._open_group(active, events[first], now)
+                done = self._walk(events, first + 1, tried, ctx, now, out)
         if not done:
             return events
         out += events[done:]
@@ -167,35 +175,48 @@ class MultilineGrouper:
 
     # -- per record ----------------------------------------------------------------
 
-    def _take_while_open(
-        self, events: list[LogEvent], index: int, through: int, ctx: FileContext, now: float, out: list[LogEvent]
+    def _walk(
+        self, events: list[LogEvent], index: int, tried: dict[int, int], ctx: FileContext, now: float,
+        out: list[LogEvent],
     ) -> int:
-        """Records one by one from ``index``, through ``through`` and on while a group is open; the next index."""
+        """Records one by one from ``index`` while some group is open; the next index.
+
+        A record of a stream without an open group is tried as a start only if
+        it is in ``tried`` (index -> distance), so lines of the other stream
+        pass while a trace is open at the cost of a look-up.
+        """
         count = len(events)
+        opened = self._open
         loop = self.machine.loop
         max_lines, max_bytes = self.max_lines, self.max_bytes
-        while index < count and (index <= through or self._open):
+        while index < count and opened:
             event = events[index]
-            group = self._open.get(event.stream)
-            if group is not None:
-                same = loop(group.active)
-                message = event.message
-                if (
-                    same is not None
-                    and same(message) is not None
-                    and len(group.lines) + len(group.tentative) < max_lines
-                    and group.nbytes + 1 + len(message) <= max_bytes
-                ):
-                    group.last = now  # what _take would do, in fewer steps
-                    group.add(event, False)
-                    index += 1
-                    continue
-            self._take(event, ctx, now, out)
+            group = opened.get(event.stream)
+            if group is None:
+                distance = tried.get(index)
+                if distance is None:
+                    out.append(event)
+                else:
+                    self._take(event, ctx, now, out, distance)
+                index += 1
+                continue
+            same = loop(group.active)
+            message = event.message
+            if (
+                same is not None
+                and same(message) is not None
+                and len(group.lines) + len(group.tentative) < max_lines
+                and group.nbytes + 1 + len(message) <= max_bytes
+            ):
+                group.last = now  # what _take would do, in fewer steps
+                group.add(event, False)
+            else:
+                self._take(event, ctx, now, out, tried.get(index))
             index += 1
         return index
 
-    def _candidates(self, events: list[LogEvent], marked: Sequence[int], done: int) -> list[tuple[int, int]]:
-        """(index, distance) of the records from ``done`` on that may begin a group, in order.
+    def _candidates(self, events: list[LogEvent], marked: Sequence[int]) -> list[tuple[int, int]]:
+        """(index, distance) of the records that may begin a group, in order.
 
         Each marked record (distance 0), the ``lead`` records of its stream
         before it back to the previous marked one (distance 1, 2, ...), and
@@ -208,17 +229,15 @@ class MultilineGrouper:
         blank: list[int] = []
         near: list[list[int]] = [[] for _ in range(lead + 1)]  # by distance to the next marked record
         previous: dict[str | None, int] = {}  # per stream: its last marked record so far
-        last = done - 2
+        last = -2
         for position in marked:
-            if position < done:
-                continue
             event = events[position]
             message, stream = event.message, event.stream
             (blank if not message or message[0].isspace() else near[0]).append(position)
             if position == last + 1 and events[last].stream == stream:
                 previous[stream] = last = position  # the run goes on: no unmarked record between
                 continue
-            floor = previous.get(stream, done - 1)
+            floor = previous.get(stream, -1)
             previous[stream] = last = position
             if lead and position - 1 > floor:
                 distance = 0
@@ -228,8 +247,8 @@ class MultilineGrouper:
                         near[distance].append(index)
                         if distance == lead:
                             break
-        for index, distance in _stream_tails(events, lead, done):
-            if index > previous.get(events[index].stream, done - 1):
+        for index, distance in _stream_tails(events, lead):
+            if index > previous.get(events[index].stream, -1):
                 near[distance].append(index)
         found: list[tuple[int, int]] = []
         lines = machine.blank_class[0].lines
@@ -242,7 +261,10 @@ class MultilineGrouper:
         found.sort()
         return found
 
-    def _take(self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent]) -> None:
+    def _take(
+        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], distance: int | None = 0
+    ) -> None:
+        """One record through the machine; ``distance``: its class as a start (None: it begins no group)."""
         stream = event.stream
         group = self._open.get(stream)
         if group is not None:
@@ -256,9 +278,9 @@ class MultilineGrouper:
             if pending:  # lines that did not join may begin a group themselves
                 for line in pending:
                     self._take(line, ctx, now, out)
-                self._take(event, ctx, now, out)
+                self._take(event, ctx, now, out, distance)
                 return
-        active = self.machine.start(event.message)
+        active = self.machine.start(event.message, distance) if distance is not None else None
         if active is None:
             out.append(event)
         else:
@@ -325,7 +347,7 @@ def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
 _NEAR = 64
 
 
-def _stream_tails(events: list[LogEvent], lead: int, done: int) -> list[tuple[int, int]]:
+def _stream_tails(events: list[LogEvent], lead: int, done: int = 0) -> list[tuple[int, int]]:
     """(index, distance) of the last ``lead`` records of each stream in ``events[done:]``:
     distance 1 for a stream's last record, 2 for the one before, ..."""
     count = len(events)
