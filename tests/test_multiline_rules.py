@@ -1,10 +1,11 @@
-"""The built-in tables as data: both regex engines agree on them, and the prefilter never hides a start.
+"""The built-in tables as data: both regex engines agree on them, and the start tests never hide a start.
 
 The rules are matched with Python's ``re`` and compiled with RE2 too (Rust's
 syntax, as users' patterns): on every line of the trace fixtures and of
-ordinary container logs both must give the same answer. The prefilter (the
-literals read off each start rule) must pass every line a start rule takes:
-checked on the fixtures' lines and on lines hypothesis makes from each rule.
+ordinary container logs both must give the same answer. The start tests (the
+literals read off each start rule, one line or many at once) must give what
+trying every start rule gives: checked on the fixtures' lines and on lines
+hypothesis makes from each rule.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logagent.parsers.multiline_machine import compile_user_pattern
-from logagent.parsers.multiline_prefilter import may_begin_with_space, prefilter, required_literals
+from logagent.parsers.multiline_prefilter import leading_literals, may_begin_with_space, required_literals
 from logagent.parsers.multiline_rules import AUTO, LANGUAGES, language_machine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
@@ -64,11 +65,13 @@ def test_re_and_re2_agree_on_every_fixture_line(pattern: str) -> None:
 def test_required_literals() -> None:
     assert required_literals(r"^Traceback \(most recent call last\):$") == {"Traceback (most recent call last):"}
     assert required_literals(r"(?:Exception|Error|Throwable)(?::\s|$)") == {"Exception", "Error", "Throwable"}
-    assert required_literals(r"^(?:panic|fatal error): ") == {"panic", "fatal error"}
-    assert required_literals(r"^\S.*:\d+:in [`']") == {":in "}
+    assert required_literals(r"^(?:panic|fatal error): ") == {"panic: ", "fatal error: "}
+    assert required_literals(r"^\S.*:\d+:in [`']") == {":in `", ":in '"}
     assert required_literals(r"^\s+at \S") == {"at "}
     assert required_literals(r"^\d+$") is None  # nothing of two characters to look for
-    assert required_literals(r"^(?:a|bc)x") is None  # one alternative without a literal: no set
+    assert required_literals(r"^(?:a|bc)x") == {"ax", "bcx"}  # a run goes on through a few fixed texts
+    assert required_literals(r"^(?:a|\d)x") is None  # one alternative without a literal: no set
+    assert required_literals(r"\.(?:[cm]?js|ts):") == {".js:", ".cjs:", ".mjs:", ".ts:"}
     assert required_literals(r"(?i)error") is None and required_literals(r"x(?i:error)") is None
 
 
@@ -82,21 +85,39 @@ def test_may_begin_with_space() -> None:
     assert not may_begin_with_space(r"^(?:panic|fatal error): ")
 
 
-def test_prefilter_passes_every_fixture_line_a_start_rule_takes() -> None:
-    test = prefilter(STARTS, lambda p: re.compile(p).search)
-    searches = [re.compile(p).search for p in STARTS]
-    missed = [line for line in lines() if any(s(line) for s in searches) and not test.line(line)]
-    assert not missed
-    assert not test.lines(["    port: 8080", "  server:"]) and test.lines(["x", "java.io.IOException: disk full"])
+def every_rule(line: str) -> tuple[int, ...] | None:
+    """The reference: the states of every start rule that takes ``line``, tried one by one."""
+    machine = language_machine(AUTO)
+    found = {rule.target for rule in machine.starts if rule.search(line) is not None}
+    return tuple(sorted(found)) or None
+
+
+def test_leading_literals() -> None:
+    assert leading_literals(r"(?:Exception|Error|Throwable)(?::\s|$)") == {"Exception", "Error", "Throwable"}
+    assert leading_literals(r"http: panic serving \S+: ") == {"http: panic serving "}
+    assert leading_literals(r"^Traceback") is None and leading_literals(r"x?Error") is None
+    assert leading_literals(r"(?:a|\d)b") is None
+
+
+def test_start_tests_give_what_every_rule_gives_on_every_fixture_line() -> None:
+    test = language_machine(AUTO).classes[0]
+    every = lines()
+    assert [test.start(line) for line in every] == [every_rule(line) for line in every]
+    # many lines at once: the same answers, at the right positions
+    many = test.starts(every)
+    assert many == [(i, every_rule(line)) for i, line in enumerate(every) if every_rule(line) is not None]
+    assert len(many) > 30
+    assert test.starts(["    port: 8080", "  server:"]) == [] and test.starts(["x", "java.io.IOException: disk full"])
 
 
 @pytest.mark.parametrize("pattern", STARTS)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
-def test_prefilter_passes_what_hypothesis_makes_from_each_start_rule(pattern: str, data: st.DataObject) -> None:
-    test = prefilter(STARTS, lambda p: re.compile(p).search)
+def test_start_tests_take_what_hypothesis_makes_from_each_start_rule(pattern: str, data: st.DataObject) -> None:
+    test = language_machine(AUTO).classes[0]
     line = data.draw(st.from_regex(re.compile(pattern), fullmatch=False).filter(lambda s: "\n" not in s))
-    assert test.line(line), line
+    assert test.start(line) == every_rule(line) is not None, line
+    assert test.starts(["GET / 200", line, "x"]) == [(1, every_rule(line))], line
 
 
 def test_blank_class_holds_every_rule_that_takes_an_indented_start() -> None:

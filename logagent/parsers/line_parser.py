@@ -18,8 +18,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Container, Sequence
-from itertools import compress
-from operator import itemgetter
 
 import msgspec
 
@@ -31,13 +29,13 @@ from logagent.parsers.cri import STREAMS as CRI_STREAMS
 from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
 from logagent.parsers.docker import decode_line, parse_docker
 from logagent.parsers.merge import ParsedLine, PartialMerger
+from logagent.parsers.multiline_prefilter import first_characters
 
 CRI = "cri"
 _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
-_MARKED = itemgetter(3)
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
 # the ``_feed_cri`` loop (parse_cri + timestamp_shape_ok, tag exactly "F"). A
@@ -57,15 +55,30 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 def _marked_line_regex(marks: str | None) -> re.Pattern[str]:
     """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that is
     empty, begins with whitespace or with ``marks`` comes in a 4th group after the
-    space that ends the prefix (so that group is never empty for it), others in the 3rd."""
+    space that ends the prefix (so that group is never empty for it), others in the 3rd.
+
+    A message's first character decides at once unless it is one a mark can begin with."""
     head = _CRI_PREFIX[:-1]  # without the space before the message
-    plain = rf"(?=\S)(?!{marks})" if marks else r"(?=\S)"
-    return re.compile(rf"^(?:{head}(?: {plain}(.*)|( .*))|(.*))$", re.MULTILINE)
+    firsts = first_characters(marks) if marks else frozenset()
+    if firsts is None:  # a mark may begin with any character: look at every message
+        plain = rf"(?=\S)(?!{marks})"
+    elif firsts:
+        chars = re.escape("".join(sorted(firsts)))
+        plain = rf"(?:[^\s{chars}]|(?=[{chars}])(?!{marks}))"
+    else:
+        plain = r"\S"
+    if firsts is None:
+        return re.compile(rf"^(?:{head}(?: {plain}(.*)|( .*))|(.*))$", re.MULTILINE)
+    return re.compile(rf"^(?:{head}(?: ({plain}.*)|( .*))|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
 def _marks_regex(marks: str) -> re.Pattern[str]:
     return re.compile(marks)
+
+
+def _is_marked(message: str, marks: re.Pattern[str] | None) -> bool:
+    return not message or message[0].isspace() or (marks is not None and marks.match(message) is not None)
 
 
 class LineParser:
@@ -154,7 +167,16 @@ class LineParser:
         merge cap): then call ``feed`` with the lines. Lines the regex does not
         take (partials, malformed, other flags) and every line while a merge
         is pending go through the reference slow path, in order.
+
+        With ``count_indented`` (multiline grouping) a file's first block fixes
+        the format from its first line here, when that line is CRI, so that its
+        marked lines are listed in the same pass too; without it the first
+        block goes line by line, as it always did.
         """
+        if self.format is None and self.count_indented and block:
+            end = block.find(b"\n")
+            if parse_cri(block[:end] if end >= 0 else block) is not None:
+                self.format = CRI
         if self.format != CRI or has_line_over(block, len(block), self._max_bytes):
             return None
         try:
@@ -182,29 +204,47 @@ class LineParser:
         return events
 
     def _marked_block(self, text: str, ctx: FileContext) -> list[LogEvent]:
-        """``feed_block`` that also lists the marked records in ``indented``, in the same pass."""
+        """``feed_block`` that also lists the marked records in ``indented``, in the same pass.
+
+        A marked message comes in a group of its own; its event is made apart
+        and remembered, and the indexes are found by identity afterwards (one
+        comparison per record, in C), which costs less than carrying a flag
+        for every line.
+        """
         every = _marked_line_regex(self.marks).findall(text)
         self.lines_in += len(every)
         pending = self._merger.pending
-        slow = self._slow_event
         streams = _STR_STREAMS
+        marked: list[LogEvent] = []
+        rest = functools.partial(self._marked_or_slow, ctx, pending, marked)
         slow_before = self._slow_events
         events = [
-            LogEvent(plain or marked[1:], streams[stream], timestamp, ctx)
-            if timestamp and not pending
-            else slow(f"{timestamp} {stream} F {plain or marked[1:]}" if timestamp else other, ctx)
-            for timestamp, stream, plain, marked, other in every
+            LogEvent(plain, streams[stream], timestamp, ctx) if plain and not pending
+            else rest(timestamp, stream, plain, message, other)
+            for timestamp, stream, plain, message, other in every
         ]
-        if self._slow_events == slow_before:  # every line the regex's: its 4th group tells
-            self.indented = list(compress(range(len(every)), map(_MARKED, every)))
-            return events
-        events = [event for event in events if event is not None]
-        marks = _marks_regex(self.marks).match if self.marks else None
-        self.indented = [
-            index for index, event in enumerate(events)
-            if not event.message or event.message[0].isspace() or (marks is not None and marks(event.message))
-        ]
+        if self._slow_events != slow_before and None in events:
+            events = [event for event in events if event is not None]
+        position, find, indented = -1, events.index, []
+        for event in marked:
+            position = find(event, position + 1)
+            indented.append(position)
+        self.indented = indented
         return events
+
+    def _marked_or_slow(
+        self, ctx: FileContext, pending: bool, marked: list[LogEvent], timestamp: str, stream: str, plain: str,
+        message: str, other: str,
+    ) -> LogEvent | None:
+        """The event of a line ``_marked_block``'s regex found marked (listed in ``marked``), or of the slow path."""
+        if timestamp and not pending:
+            event: LogEvent | None = LogEvent(message[1:], _STR_STREAMS[stream], timestamp, ctx)
+        else:
+            event = self._slow_event(f"{timestamp} {stream} F {plain or message[1:]}" if timestamp else other, ctx)
+            if event is None or not _is_marked(event.message, _marks_regex(self.marks) if self.marks else None):
+                return event
+        marked.append(event)  # type: ignore[arg-type]
+        return event
 
     def _slow_event(self, line: str, ctx: FileContext) -> LogEvent | None:
         self._slow_events += 1

@@ -30,6 +30,9 @@ DEFAULT_MAX_BYTES = 131072
 
 _STREAM = attrgetter("stream")
 
+#: "begins": not known, ask the machine
+_ASK: Active = ()
+
 
 class MultilineStats:
     """Counters shared by the groupers of one source, read by the metrics layer."""
@@ -119,20 +122,16 @@ class MultilineGrouper:
                 self._take(event, ctx, now, out)
             return out
         marked = indented if indented is not None else _marked_positions(events, machine)
-        found = self._candidates(events, marked)
+        found = self._starts(events, marked)
         if not found and not self._open:
             return events
-        tried = dict(found)  # index -> its distance: the records that may begin a group
-        done = self._walk(events, 0, tried, ctx, now, out) if self._open else 0
-        start = machine.start
-        for first, distance in found:
-            if first < done:
-                continue
-            active = start(events[first].message, distance)
-            if active is not None:
+        begins = dict(found)  # index -> the states a group it begins is in
+        done = self._walk(events, 0, begins, ctx, now, out) if self._open else 0
+        for first, active in found:
+            if first >= done:
                 out += events[done:first]
                 self._open_group(active, events[first], now)
-                done = self._walk(events, first + 1, tried, ctx, now, out)
+                done = self._walk(events, first + 1, begins, ctx, now, out)
         if not done:
             return events
         out += events[done:]
@@ -176,14 +175,14 @@ class MultilineGrouper:
     # -- per record ----------------------------------------------------------------
 
     def _walk(
-        self, events: list[LogEvent], index: int, tried: dict[int, int], ctx: FileContext, now: float,
+        self, events: list[LogEvent], index: int, begins: dict[int, Active], ctx: FileContext, now: float,
         out: list[LogEvent],
     ) -> int:
         """Records one by one from ``index`` while some group is open; the next index.
 
-        A record of a stream without an open group is tried as a start only if
-        it is in ``tried`` (index -> distance), so lines of the other stream
-        pass while a trace is open at the cost of a look-up.
+        A record of a stream without an open group begins one only if it is
+        in ``begins`` (index -> states), so lines of the other stream pass
+        while a trace is open at the cost of a look-up.
         """
         count = len(events)
         opened = self._open
@@ -193,11 +192,11 @@ class MultilineGrouper:
             event = events[index]
             group = opened.get(event.stream)
             if group is None:
-                distance = tried.get(index)
-                if distance is None:
+                active = begins.get(index)
+                if active is None:
                     out.append(event)
                 else:
-                    self._take(event, ctx, now, out, distance)
+                    self._open_group(active, event, now)
                 index += 1
                 continue
             same = loop(group.active)
@@ -211,18 +210,18 @@ class MultilineGrouper:
                 group.last = now  # what _take would do, in fewer steps
                 group.add(event, False)
             else:
-                self._take(event, ctx, now, out, tried.get(index))
+                self._take(event, ctx, now, out, begins.get(index))
             index += 1
         return index
 
-    def _candidates(self, events: list[LogEvent], marked: Sequence[int]) -> list[tuple[int, int]]:
-        """(index, distance) of the records that may begin a group, in order.
+    def _starts(self, events: list[LogEvent], marked: Sequence[int]) -> list[tuple[int, Active]]:
+        """(index, states) of the records that begin a group, in order (whatever else is open).
 
-        Each marked record (distance 0), the ``lead`` records of its stream
-        before it back to the previous marked one (distance 1, 2, ...), and
-        the last ``lead`` of each stream. The records of one kind are first
-        tested together (one substring search per literal of the start rules
-        that reach that far): a kind none of whose records can start is dropped whole.
+        The candidates: each marked record (distance 0), the ``lead`` records
+        of its stream before it back to the previous marked one (distance 1,
+        2, ...), and the last ``lead`` of each stream. The records of one kind
+        are tried together against the start rules that reach that far
+        (``StartTest.starts``: one substring search per literal over them all).
         """
         machine = self.machine
         lead = machine.lead or 0
@@ -250,21 +249,18 @@ class MultilineGrouper:
         for index, distance in _stream_tails(events, lead):
             if index > previous.get(events[index].stream, -1):
                 near[distance].append(index)
-        found: list[tuple[int, int]] = []
-        lines = machine.blank_class[0].lines
-        for run in _runs(blank):  # a dump, a trace's frames: one test each
-            if lines([events[index].message for index in run]):
-                found += [(index, 0) for index in run]
-        for distance, (indexes, (test, _rules)) in enumerate(zip(near, machine.classes)):
-            if indexes and test.lines([events[index].message for index in indexes]):
-                found += [(index, distance) for index in indexes]
+        found: list[tuple[int, Active]] = []
+        for indexes, test in zip([blank, *near], [machine.blank_class, *machine.classes]):
+            if indexes:
+                found += [(indexes[at], active) for at, active in test.starts([events[i].message for i in indexes])]
         found.sort()
         return found
 
     def _take(
-        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], distance: int | None = 0
+        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], begins: Active | None = _ASK
     ) -> None:
-        """One record through the machine; ``distance``: its class as a start (None: it begins no group)."""
+        """One record through the machine; ``begins``: the states a group it begins is in (None: it begins
+        none, ``_ASK``: try it against every start rule)."""
         stream = event.stream
         group = self._open.get(stream)
         if group is not None:
@@ -278,9 +274,9 @@ class MultilineGrouper:
             if pending:  # lines that did not join may begin a group themselves
                 for line in pending:
                     self._take(line, ctx, now, out)
-                self._take(event, ctx, now, out, distance)
+                self._take(event, ctx, now, out, begins)
                 return
-        active = self.machine.start(event.message, distance) if distance is not None else None
+        active = self.machine.start(event.message) if begins is _ASK else begins
         if active is None:
             out.append(event)
         else:
@@ -375,18 +371,6 @@ def _stream_tails(events: list[LogEvent], lead: int, done: int = 0) -> list[tupl
                 break
             tail.append((rest - 1 - position, distance))
     return tail
-
-
-def _runs(indexes: list[int]) -> list[list[int]]:
-    """``indexes`` (ascending) cut where they are not consecutive."""
-    runs: list[list[int]] = []
-    previous = -2
-    for index in indexes:
-        if index != previous + 1:
-            runs.append([])
-        runs[-1].append(index)
-        previous = index
-    return runs
 
 
 def _marked_positions(events: list[LogEvent], machine: Machine) -> list[int]:

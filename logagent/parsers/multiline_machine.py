@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from logagent.conditions.regex import RegexError, compile_regex
-from logagent.parsers.multiline_prefilter import Prefilter, first_characters
+from logagent.parsers.multiline_prefilter import first_characters
+from logagent.parsers.multiline_starts import Active, StartTest
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1
@@ -74,12 +75,6 @@ class Rule:
         return (self.search(line) is None) is self.negate
 
 
-#: the states a group is in after a line; a tuple so it can be compared and reused
-Active = tuple[int, ...]
-
-#: (a cheap test every line some of the rules takes passes, the rules)
-StartClass = tuple[Prefilter, tuple[Rule, ...]]
-
 
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
@@ -94,8 +89,8 @@ class Machine:
         *,
         lead: int | None,
         marks: str | None = None,
-        classes: Sequence[StartClass] | None = None,
-        blank_class: StartClass | None = None,
+        classes: Sequence[StartTest] | None = None,
+        blank_class: StartTest | None = None,
     ) -> None:
         self.starts = tuple(starts)
         self.states = tuple(tuple(rules) for rules in states)
@@ -110,11 +105,10 @@ class Machine:
         self.marked: Search | None = re.compile(f"^(?:{marks})").search if marks else None
         #: the characters a line matching ``marks`` can begin with (None: any)
         self.mark_firsts = first_characters(marks) if marks else frozenset()
-        every: StartClass = (_NO_FILTER, self.starts)
         #: per distance d from the next marked line of its stream (0: the line is
         #: marked), the start rules whose traces can have their first marked
-        #: line that far (``lead >= d``), behind a test that rejects most lines cheaply
-        self.classes = tuple(classes) if classes else (every,)
+        #: line that far (``lead >= d``), behind tests that reject most lines cheaply
+        self.classes = tuple(classes) if classes else (StartTest(self.starts),)
         #: the same for a marked line that is empty or begins with whitespace
         self.blank_class = blank_class or self.classes[0]
         #: per state, its rules as (search, target, tentative) without negation, if none is negated
@@ -130,19 +124,8 @@ class Machine:
         ``distance``: how many records of its stream there are, at least, between the
         line and the next marked one (0: unknown, or the line is marked).
         """
-        test, rules = self.blank_class if distance == 0 and (not line or line[0].isspace()) else self.classes[distance]
-        if not test.line(line):
-            return None
-        found: dict[int, None] = {}
-        seen: dict[Search, bool] = {}  # a pattern several languages start with is tried once
-        for rule in rules:
-            search = rule.search
-            hit = seen.get(search)
-            if hit is None:
-                hit = seen[search] = (search(line) is None) is rule.negate
-            if hit:
-                found[rule.target] = None
-        return tuple(found) or None
+        test = self.blank_class if distance == 0 and (not line or line[0].isspace()) else self.classes[distance]
+        return test.start(line)
 
     def step(self, active: Active, line: str) -> tuple[Active, bool] | None:
         """``(states after the line, tentative)`` if ``line`` continues the group, else None.
@@ -208,17 +191,6 @@ def _self_loop(rules: Sequence[Rule], state: int) -> str | None:
 def _at_start(pattern: str) -> str:
     """``pattern`` (searched) as a regex matched at the start of the line, with the same answer."""
     return f"(?:{pattern[1:]})" if pattern.startswith("^") else f".*?(?:{pattern})"
-
-
-def _always(line: str) -> bool:
-    return True
-
-
-def _any(lines: list[str]) -> bool:
-    return True
-
-
-_NO_FILTER = Prefilter(_always, _any)
 
 
 def pattern_machine(

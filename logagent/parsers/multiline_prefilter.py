@@ -1,28 +1,22 @@
-"""The cheap test before the start rules: which lines could begin a trace at all.
+"""What a start rule's regex tells without running it, read with the standard library's regex parser.
 
-Most lines a grouper looks at begin no trace, and trying a dozen start rules
-on each costs microseconds. What every line a rule takes must contain is read
-off the rule's own regex (with the standard library's regex parser): the
-literal runs it cannot match without (``Traceback (most recent call last):``),
-or one of the words of an alternation (``Exception`` / ``Error`` /
-``Throwable``). One substring search per such literal (C-speed, no regex)
-rejects a line; a rule without a literal of two characters or more is tried
-itself. So a start rule never needs a hand-written hint, and a new table
-gets its prefilter for free.
-
-The parser also tells which rules can take a line that begins with whitespace:
-an indented line is tested against those only (most start rules are anchored
-at a word, a path or a literal).
+``required_literals``: the texts one of which every match contains (the
+literal runs it cannot match without, ``Traceback (most recent call last):``,
+or the words of an alternation, ``Exception`` / ``Error`` / ``Throwable``);
+``leading_literals``: those a match begins with; ``may_begin_with_space``:
+whether it can take a line that begins with whitespace; ``first_characters``:
+what a match at a line's start begins with. ``multiline_starts`` uses them so
+that a start rule never needs a hand-written hint: a new table gets its
+cheap tests for free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from re import _constants as sre  # type: ignore[attr-defined]  # the stdlib's own parser
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any, NamedTuple
+from typing import Any
 
-Test = Callable[[str], bool]
 
 #: a literal shorter than this is in nearly every line: no use as a filter
 _MIN_LITERAL = 2
@@ -44,6 +38,14 @@ def first_characters(pattern: str) -> frozenset[str] | None:
     return _firsts(list(sre_parse.parse(pattern)))
 
 
+def leading_literals(pattern: str) -> frozenset[str] | None:
+    """Texts one of which every match of ``pattern`` begins with; None if not known (conservative)."""
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & sre.SRE_FLAG_IGNORECASE:
+        return None
+    return _leading(list(parsed))
+
+
 def may_begin_with_space(pattern: str) -> bool:
     """Whether ``pattern`` (searched) can match a line that begins with whitespace or is empty.
 
@@ -56,73 +58,76 @@ def may_begin_with_space(pattern: str) -> bool:
     return _may_take_space(items[1:])
 
 
-class Prefilter(NamedTuple):
-    """Tests true for every line some of the rules matches (and for few others)."""
-
-    #: one line
-    line: Test
-    #: some of several lines (one substring search per literal over them all)
-    lines: Callable[[list[str]], bool]
-
-
-def prefilter(patterns: Iterable[str], search: Callable[[str], Callable[[str], object]]) -> Prefilter:
-    """The prefilter of ``patterns``; ``search(pattern)`` compiles one that has no literal to filter
-    on, to be tried itself."""
-    literals: set[str] = set()
-    direct: list[Callable[[str], object]] = []
-    for pattern in dict.fromkeys(patterns):
-        found = required_literals(pattern)
-        if found is None:
-            direct.append(search(pattern))
-        else:
-            literals |= found
-    # a literal that contains another one is implied by it
-    kept = tuple(sorted(lit for lit in literals if not any(o != lit and o in lit for o in literals)))
-    tried = tuple(direct)
-
-    def line(text: str) -> bool:
-        for literal in kept:
-            if literal in text:
-                return True
-        for rule in tried:
-            if rule(text) is not None:
-                return True
-        return False
-
-    def lines(texts: list[str]) -> bool:
-        # no literal holds a newline, so none is found across two of the lines
-        joined = "\n".join(texts)
-        for literal in kept:
-            if literal in joined:
-                return True
-        return any(rule(text) is not None for rule in tried for text in texts)
-
-    return Prefilter(line, lines)
-
-
 # -- reading the parse tree ------------------------------------------------------------
 
 
 def _sequence(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
-    """The best required set of a sequence: a literal run, or what a group inside must contain."""
+    """The best required set of a sequence: a literal run, or what a group inside must contain.
+
+    A run goes on through parts that match one of a few fixed texts (``[cm]``,
+    ``(?:js|ts)``, ``x?``), as every combination of them: ``\\.(?:[cm]?js|ts)``
+    gives ``.js``, ``.cjs``, ``.mjs``, ``.ts``.
+    """
     found: list[frozenset[str]] = []
-    run = ""
+    run: set[str] = {""}
     for op, av in items:
-        if op is sre.LITERAL and av != 10:  # (a newline would break the test of joined lines)
-            run += chr(av)
+        texts = _texts(op, av)
+        if texts is not None and len(run) * len(texts) <= _MAX_TEXTS:
+            run = {a + b for a in run for b in texts}
             continue
-        if len(run) >= _MIN_LITERAL:
-            found.append(frozenset([run]))
-        run = ""
-        inner = _item(op, av)
+        _close(run, found)
+        run = set(texts) if texts is not None and len(texts) <= _MAX_TEXTS else {""}
+        inner = _item(op, av) if texts is None else None
         if inner is not None:
             found.append(inner)
-    if len(run) >= _MIN_LITERAL:
-        found.append(frozenset([run]))
+    _close(run, found)
     if not found:
         return None
     # the set whose shortest member is longest filters best; on a tie the later one (often rarer)
     return max(reversed(found), key=lambda s: (min(map(len, s)), -len(s)))
+
+
+#: the most texts a run of alternatives is spelt out into
+_MAX_TEXTS = 32
+
+
+def _close(run: set[str], found: list[frozenset[str]]) -> None:
+    if min(map(len, run)) >= _MIN_LITERAL:
+        found.append(frozenset(run))
+
+
+def _texts(op: Any, av: Any) -> set[str] | None:
+    """The texts one item matches when they are few and fixed (no newline), else None."""
+    if op is sre.LITERAL:
+        return {chr(av)} if av != 10 else None
+    if op is sre.IN:
+        if av and all(member_op is sre.LITERAL and code != 10 for member_op, code in av):
+            return {chr(code) for _, code in av}
+        return None
+    if op is sre.SUBPATTERN:
+        return None if av[1] & sre.SRE_FLAG_IGNORECASE else _sequence_texts(list(av[3]))
+    if op is sre.BRANCH:
+        union: set[str] = set()
+        for alternative in av[1]:
+            texts = _sequence_texts(list(alternative))
+            if texts is None:
+                return None
+            union |= texts
+        return union if len(union) <= _MAX_TEXTS else None
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] == 0 and av[1] == 1:
+        texts = _sequence_texts(list(av[2]))
+        return None if texts is None else texts | {""}
+    return None
+
+
+def _sequence_texts(items: Sequence[tuple[Any, Any]]) -> set[str] | None:
+    run: set[str] = {""}
+    for op, av in items:
+        texts = _texts(op, av)
+        if texts is None or len(run) * len(texts) > _MAX_TEXTS:
+            return None
+        run = {a + b for a in run for b in texts}
+    return run
 
 
 def _item(op: Any, av: Any) -> frozenset[str] | None:
@@ -142,6 +147,30 @@ def _item(op: Any, av: Any) -> frozenset[str] | None:
         return _sequence(list(sub)) if low >= 1 else None
     if op is sre.ATOMIC_GROUP:
         return _sequence(list(av))
+    return None
+
+
+def _leading(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
+    if not items:
+        return None
+    op, av = items[0]
+    if op is sre.LITERAL:
+        run = ""
+        for item_op, item_av in items:
+            if item_op is not sre.LITERAL or item_av == 10:
+                break
+            run += chr(item_av)
+        return frozenset([run]) if run else None
+    if op is sre.BRANCH:
+        union: set[str] = set()
+        for alternative in av[1]:
+            found = _leading(list(alternative))
+            if found is None:
+                return None
+            union |= found
+        return frozenset(union)
+    if op is sre.SUBPATTERN and not av[1] & sre.SRE_FLAG_IGNORECASE:
+        return _leading(list(av[3]))
     return None
 
 

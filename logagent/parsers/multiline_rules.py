@@ -16,13 +16,13 @@ runtime is a new table, not code in the grouper.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, StartClass, compile_builtin
-from logagent.parsers.multiline_prefilter import Prefilter, may_begin_with_space, prefilter
+from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin
+from logagent.parsers.multiline_prefilter import may_begin_with_space
+from logagent.parsers.multiline_starts import StartTest
 
 TENTATIVE = "tentative"
 END = "<done>"
@@ -307,33 +307,10 @@ def _build(languages: tuple[str, ...]) -> Machine:
     lead = max(r.lead for r in starts)  # a rule may reach further than its language (dart's printed stack)
     marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
 
-    def start_class(keep: list[bool]) -> StartClass:
-        kept = [(spec[0], r) for spec, r, k in zip(start_specs, starts, keep) if k]
-        patterns = [pattern for pattern, _ in kept]
-        test = prefilter(patterns, searches.__getitem__)
-        at_start, anywhere = _any_of(list(dict.fromkeys(patterns)))
-
-        def line(text: str) -> bool:  # the literals, then one regex of all the class's rules
-            return test.line(text) and (at_start(text) is not None or anywhere(text) is not None)
-
-        return Prefilter(line, test.lines), tuple(r for _, r in kept)
+    def start_class(keep: list[bool]) -> StartTest:
+        return StartTest([r for r, k in zip(starts, keep) if k])
 
     # distance 0 (a marked line): every rule; further: the rules whose traces reach that far
     classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
     blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
     return Machine(starts, states, lead=lead, marks=marks or None, classes=classes, blank_class=blank)
-
-
-def _never(line: str) -> None:
-    return None
-
-
-def _any_of(patterns: list[str]) -> tuple[Search, Search]:
-    """Two tests for "some pattern matches": the anchored ones matched once at the start of
-    the line (inside an unanchored search they would be tried at every position), the others
-    as one search."""
-    anchored = [pattern[1:] for pattern in patterns if pattern.startswith("^")]
-    floating = [pattern for pattern in patterns if not pattern.startswith("^")]
-    at_start = re.compile("|".join(f"(?:{p})" for p in anchored)).match if anchored else _never
-    anywhere = re.compile("|".join(f"(?:{p})" for p in floating)).search if floating else _never
-    return at_start, anywhere

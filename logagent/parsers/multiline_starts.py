@@ -1,0 +1,144 @@
+"""Which lines begin a trace: the start rules of one class, tried on many lines at once.
+
+Most lines the grouper asks about begin no trace. What every line a rule
+takes must contain is read off the rule's own regex (``required_literals``);
+a line is tried against a rule only if it holds one of that rule's
+literals, so a line without any is rejected without a regex, and a line
+with ``Error`` in it meets the few rules that need ``Error``, not all of
+them. For many lines at once the literals are looked for in the lines joined
+(one substring search per literal, in C), and only the lines they are
+found in cost anything in Python. A rule without a literal of two characters
+or more is tried on every line itself.
+
+A rule whose every match begins with one of its literals (``Error: x``
+for ``(?:Exception|Error|Throwable)...``) is searched from the first of
+them in the line, not from its start.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate
+from typing import Protocol
+
+from logagent.parsers.multiline_prefilter import leading_literals, required_literals
+
+#: the states a group is in after a line
+Active = tuple[int, ...]
+
+
+class StartRule(Protocol):
+    """What a start test reads of a rule (``multiline_machine.Rule``)."""
+
+    search: Callable[..., object]
+    target: int
+    negate: bool
+    pattern: str | None
+
+
+class StartTest:
+    """The start rules of one class, and the states a line opens a group in."""
+
+    __slots__ = ("rules", "_units", "_literals", "_direct")
+
+    def __init__(self, rules: Sequence[StartRule]) -> None:
+        self.rules = tuple(rules)
+        # a pattern several languages start with is one unit, tried once
+        units: dict[object, tuple[StartRule, list[int]]] = {}
+        for rule in self.rules:
+            units.setdefault(rule.search, (rule, []))[1].append(rule.target)
+        #: per unit: (search, negate, its literals if every match begins with one (else None), its states);
+        #: with the literals, the regex's ``match`` instead of its ``search``, tried where each of them is
+        self._units: tuple[tuple[Callable[..., object], bool, tuple[str, ...] | None, tuple[int, ...]], ...] = ()
+        by_literal: dict[str, list[int]] = {}
+        direct: list[int] = []
+        plan = []
+        for number, (rule, targets) in enumerate(units.values()):
+            pattern = rule.pattern if not rule.negate else None
+            literals = required_literals(pattern) if pattern is not None else None
+            leading = leading_literals(pattern) if literals is not None and pattern is not None else None
+            # the search may start at the first literal found only when those are the ones a match begins with
+            begins = leading is not None and leading == literals and hasattr(rule.search, "__self__")
+            search = rule.search.__self__.match if begins else rule.search  # type: ignore[attr-defined]
+            plan.append((search, rule.negate, tuple(sorted(literals)) if begins else None, tuple(targets)))
+            if literals is None:
+                direct.append(number)
+            for literal in sorted(literals or ()):
+                by_literal.setdefault(literal, []).append(number)
+        self._units = tuple(plan)
+        #: (literal, the units that need it)
+        self._literals = tuple((literal, tuple(numbers)) for literal, numbers in sorted(by_literal.items()))
+        #: units without a literal: tried on every line
+        self._direct = tuple(direct)
+
+    def start(self, line: str) -> Active | None:
+        """The states a group opened by ``line`` is in, or None if it opens none."""
+        at: dict[int, int] = dict.fromkeys(self._direct, 0)
+        for literal, numbers in self._literals:
+            position = line.find(literal)
+            if position >= 0:
+                for number in numbers:
+                    if at.get(number, position) >= position:
+                        at[number] = position
+        return self._try(line, at) if at else None
+
+    def starts(self, lines: list[str]) -> list[tuple[int, Active]]:
+        """(position in ``lines``, states) of the lines that open a group, in order."""
+        if not lines:
+            return []
+        hits: dict[int, dict[int, int]] = {}  # line -> unit -> where its first literal is in the line
+        joined = "\n".join(lines)  # no literal holds a newline: none is found across two lines
+        bounds: list[int] = []
+        count = len(lines)
+        for literal, numbers in self._literals:
+            position = joined.find(literal)
+            if position >= 0 and not bounds:  # where each line begins in ``joined``
+                bounds = [0, *accumulate(map((1).__add__, map(len, lines)))]
+            while position >= 0:
+                index = bisect_right(bounds, position) - 1
+                at = hits.setdefault(index, {})
+                here = position - bounds[index]
+                for number in numbers:
+                    if at.get(number, here) >= here:
+                        at[number] = here
+                position = joined.find(literal, bounds[index + 1]) if index + 1 < count else -1
+        for number in self._direct:
+            search, negate = self._units[number][:2]
+            for index, line in enumerate(lines):
+                if (search(line) is None) is negate:
+                    hits.setdefault(index, {})[number] = 0
+        found: list[tuple[int, Active]] = []
+        for index in sorted(hits):
+            active = self._try(lines[index], hits[index])
+            if active is not None:
+                found.append((index, active))
+        return found
+
+    def _try(self, line: str, at: dict[int, int]) -> Active | None:
+        """The states of the units in ``at`` (unit -> where its first literal is) that take ``line``."""
+        targets: list[int] = []
+        units = self._units
+        for number, position in at.items():
+            search, negate, leading, states = units[number]
+            if leading is None:
+                hit = (search(line) is None) is negate
+            else:  # every match begins with one of the literals: try where they are, from the first one
+                hit = _match_at_literals(search, line, position, leading)
+            if hit:
+                targets += states
+        return tuple(sorted(set(targets))) if targets else None
+
+
+def _match_at_literals(match: Callable[..., object], line: str, position: int, literals: tuple[str, ...]) -> bool:
+    """Whether ``match`` matches ``line`` where one of ``literals`` is, from ``position`` (the first such place) on."""
+    while position >= 0:
+        if match(line, position) is not None:
+            return True
+        following = -1
+        for literal in literals:
+            found = line.find(literal, position + 1)
+            if found >= 0 and (following < 0 or found < following):
+                following = found
+        position = following
+    return False
