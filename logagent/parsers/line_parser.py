@@ -52,33 +52,28 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
-def _marked_line_regex(marks: str | None) -> re.Pattern[str]:
-    """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that is
-    empty, begins with whitespace or with ``marks`` comes in a 4th group after the
-    space that ends the prefix (so that group is never empty for it), others in the 3rd.
+def _marked_line_regex(marks: str) -> re.Pattern[str]:
+    """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that
+    matches ``marks`` comes in a 4th group after the space that ends the prefix (so
+    that group is never empty for it), others in the 3rd.
 
-    A message's first character decides at once unless it is one a mark can begin with."""
+    A message's first character decides at once unless it is whitespace or one a
+    mark can begin with."""
     head = _CRI_PREFIX[:-1]  # without the space before the message
-    firsts = first_characters(marks) if marks else frozenset()
-    if firsts is None:  # a mark may begin with any character: look at every message
-        plain = rf"(?=\S)(?!{marks})"
-    elif firsts:
-        chars = re.escape("".join(sorted(firsts)))
-        plain = rf"(?:[^\s{chars}]|(?=[{chars}])(?!{marks}))"
-    else:
-        plain = r"\S"
-    if firsts is None:
-        return re.compile(rf"^(?:{head}(?: {plain}(.*)|( .*))|(.*))$", re.MULTILINE)
+    firsts = first_characters(marks)
+    plain = f"(?!(?:{marks}))"
+    if firsts is not None:  # most messages begin with a character no mark begins with
+        plain = rf"(?:[^\s{re.escape(''.join(sorted(firsts)))}]|{plain})"
     return re.compile(rf"^(?:{head}(?: ({plain}.*)|( .*))|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
 def _marks_regex(marks: str) -> re.Pattern[str]:
-    return re.compile(marks)
+    return re.compile(f"(?:{marks})")
 
 
-def _is_marked(message: str, marks: re.Pattern[str] | None) -> bool:
-    return not message or message[0].isspace() or (marks is not None and marks.match(message) is not None)
+def _is_marked(message: str, marks: re.Pattern[str]) -> bool:
+    return marks.match(message) is not None
 
 
 class LineParser:
@@ -211,7 +206,7 @@ class LineParser:
         comparison per record, in C), which costs less than carrying a flag
         for every line.
         """
-        every = _marked_line_regex(self.marks).findall(text)
+        every = _marked_line_regex(self.marks or r"\s*$").findall(text)
         self.lines_in += len(every)
         pending = self._merger.pending
         streams = _STR_STREAMS
@@ -241,7 +236,7 @@ class LineParser:
             event: LogEvent | None = LogEvent(message[1:], _STR_STREAMS[stream], timestamp, ctx)
         else:
             event = self._slow_event(f"{timestamp} {stream} F {plain or message[1:]}" if timestamp else other, ctx)
-            if event is None or not _is_marked(event.message, _marks_regex(self.marks) if self.marks else None):
+            if event is None or not _is_marked(event.message, _marks_regex(self.marks or r"\s*$")):
                 return event
         marked.append(event)  # type: ignore[arg-type]
         return event

@@ -18,20 +18,17 @@ chunks read since, so a checkpoint never lands inside an undelivered group.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heapify, heappop, heappush
 from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
 from logagent.parsers.multiline_machine import Active, Machine
-from logagent.parsers.multiline_prefilter import BLANK_FIRST
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
 DEFAULT_MAX_BYTES = 131072
 
 _STREAM = attrgetter("stream")
-
-#: "begins": not known, ask the machine
-_ASK: Active = ()
 
 
 class MultilineStats:
@@ -104,7 +101,7 @@ class MultilineGrouper:
         """The records ``events`` complete, in order; may return ``events`` itself.
 
         ``indented``: the indexes of the *marked* records of ``events`` (message
-        empty, beginning with whitespace or matching the machine's ``marks``),
+        matching the machine's ``marks``: empty or blank, a frame, ...),
         ascending; None: not known, the grouper looks.
         With a machine that has a ``lead``, a trace has a marked line among its
         first ``lead + 1`` lines, so only the marked records and the ``lead``
@@ -122,16 +119,27 @@ class MultilineGrouper:
                 self._take(event, ctx, now, out)
             return out
         marked = indented if indented is not None else _marked_positions(events, machine)
-        found = self._starts(events, marked)
-        if not found and not self._open:
+        heads, rests = self._candidates(events, marked)
+        if not heads and not self._open:
             return events
-        begins = dict(found)  # index -> the states a group it begins is in
-        done = self._walk(events, 0, begins, ctx, now, out) if self._open else 0
-        for first, active in found:
-            if first >= done:
+        distances = dict(heads)
+        for rest in rests:
+            distances.update(dict.fromkeys(rest, 0))
+        done = self._walk(events, 0, distances, ctx, now, out) if self._open else 0
+        # the heads' starts, and the rests of runs of marked records, tried only if no group took them
+        queue: list[tuple[int, int, Active]] = [(index, 0, active) for index, active in self._try(events, heads)]
+        queue += [(rest[0], 1, (number,)) for number, rest in enumerate(rests)]
+        heapify(queue)
+        while queue:
+            first, lazy, active = heappop(queue)
+            if lazy:
+                rest = [index for index in rests[active[0]] if index >= done]
+                for found in self._try(events, [(index, 0) for index in rest]):
+                    heappush(queue, (found[0], 0, found[1]))
+            elif first >= done:
                 out += events[done:first]
                 self._open_group(active, events[first], now)
-                done = self._walk(events, first + 1, begins, ctx, now, out)
+                done = self._walk(events, first + 1, distances, ctx, now, out)
         if not done:
             return events
         out += events[done:]
@@ -175,14 +183,15 @@ class MultilineGrouper:
     # -- per record ----------------------------------------------------------------
 
     def _walk(
-        self, events: list[LogEvent], index: int, begins: dict[int, Active], ctx: FileContext, now: float,
+        self, events: list[LogEvent], index: int, distances: dict[int, int], ctx: FileContext, now: float,
         out: list[LogEvent],
     ) -> int:
         """Records one by one from ``index`` while some group is open; the next index.
 
-        A record of a stream without an open group begins one only if it is
-        in ``begins`` (index -> states), so lines of the other stream pass
-        while a trace is open at the cost of a look-up.
+        A record of a stream without an open group is tried as a start only if
+        it is a candidate (in ``distances``: index -> its distance to the next
+        marked record), so lines of the other stream pass while a trace is
+        open at the cost of a look-up.
         """
         count = len(events)
         opened = self._open
@@ -192,11 +201,11 @@ class MultilineGrouper:
             event = events[index]
             group = opened.get(event.stream)
             if group is None:
-                active = begins.get(index)
-                if active is None:
+                distance = distances.get(index)
+                if distance is None:
                     out.append(event)
                 else:
-                    self._open_group(active, event, now)
+                    self._take(event, ctx, now, out, distance)
                 index += 1
                 continue
             same = loop(group.active)
@@ -210,57 +219,76 @@ class MultilineGrouper:
                 group.last = now  # what _take would do, in fewer steps
                 group.add(event, False)
             else:
-                self._take(event, ctx, now, out, begins.get(index))
+                self._take(event, ctx, now, out, distances.get(index))
             index += 1
         return index
 
-    def _starts(self, events: list[LogEvent], marked: Sequence[int]) -> list[tuple[int, Active]]:
-        """(index, states) of the records that begin a group, in order (whatever else is open).
+    def _candidates(self, events: list[LogEvent], marked: Sequence[int]) -> tuple[list[tuple[int, int]], list[list[int]]]:
+        """The records that may begin a group: ``heads`` as (index, distance), and the ``rests`` of runs.
 
-        The candidates: each marked record (distance 0), the ``lead`` records
-        of its stream before it back to the previous marked one (distance 1,
-        2, ...), and the last ``lead`` of each stream. The records of one kind
-        are tried together against the start rules that reach that far
-        (``StartTest.starts``: one substring search per literal over them all).
+        Heads: the first record of each run of marked records of a stream
+        (distance 0), the ``lead`` records of the stream before it back to its
+        previous marked record (distance 1, 2, ...), and the last ``lead``
+        records of each stream after its last marked one. Rests: the other
+        records of each run, in order (distance 0); a group a head begins
+        usually takes them, and then they are never tried.
         """
-        machine = self.machine
-        lead = machine.lead or 0
-        blank: list[int] = []
-        near: list[list[int]] = [[] for _ in range(lead + 1)]  # by distance to the next marked record
+        lead = self.machine.lead or 0
+        heads: list[tuple[int, int]] = []
+        rests: list[list[int]] = []
+        rest: list[int] = []
         previous: dict[str | None, int] = {}  # per stream: its last marked record so far
         last = -2
         for position in marked:
-            event = events[position]
-            message, stream = event.message, event.stream
-            (blank if not message or message[0].isspace() else near[0]).append(position)
+            stream = events[position].stream
             if position == last + 1 and events[last].stream == stream:
-                previous[stream] = last = position  # the run goes on: no unmarked record between
+                if not rest:
+                    rests.append(rest)
+                rest.append(position)  # the run goes on: no unmarked record between
+                previous[stream] = last = position
                 continue
             floor = previous.get(stream, -1)
             previous[stream] = last = position
-            if lead and position - 1 > floor:
-                distance = 0
-                for index in range(position - 1, floor, -1):
-                    if events[index].stream == stream:
-                        distance += 1
-                        near[distance].append(index)
-                        if distance == lead:
-                            break
-        for index, distance in _stream_tails(events, lead):
-            if index > previous.get(events[index].stream, -1):
-                near[distance].append(index)
+            rest = []
+            heads.append((position, 0))
+            distance = 0
+            for index in range(position - 1, floor, -1):
+                if distance == lead:
+                    break
+                if events[index].stream == stream:
+                    distance += 1
+                    heads.append((index, distance))
+        heads += [(i, d) for i, d in _stream_tails(events, lead) if i > previous.get(events[i].stream, -1)]
+        heads.sort()
+        return heads, rests
+
+    def _try(self, events: list[LogEvent], candidates: list[tuple[int, int]]) -> list[tuple[int, Active]]:
+        """(index, states) of the ``candidates`` (index, distance) that begin a group, in order.
+
+        The records of one distance are tried together (``StartTest.starts``:
+        one substring search per literal over them all); a marked record that
+        is empty or begins with whitespace meets only the rules that can take
+        such a line.
+        """
+        machine = self.machine
+        by_class: dict[int, list[int]] = {}
+        for index, distance in candidates:
+            if not distance:
+                message = events[index].message
+                distance = -1 if not message or message[0].isspace() else 0
+            by_class.setdefault(distance, []).append(index)
         found: list[tuple[int, Active]] = []
-        for indexes, test in zip([blank, *near], [machine.blank_class, *machine.classes]):
-            if indexes:
-                found += [(indexes[at], active) for at, active in test.starts([events[i].message for i in indexes])]
-        found.sort()
+        for distance, indexes in by_class.items():
+            test = machine.blank_class if distance < 0 else machine.classes[distance]
+            found += [(indexes[at], active) for at, active in test.starts([events[i].message for i in indexes])]
+        if len(by_class) > 1:
+            found.sort()
         return found
 
     def _take(
-        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], begins: Active | None = _ASK
+        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], distance: int | None = 0
     ) -> None:
-        """One record through the machine; ``begins``: the states a group it begins is in (None: it begins
-        none, ``_ASK``: try it against every start rule)."""
+        """One record through the machine; ``distance``: its class as a start (None: it begins no group)."""
         stream = event.stream
         group = self._open.get(stream)
         if group is not None:
@@ -274,9 +302,9 @@ class MultilineGrouper:
             if pending:  # lines that did not join may begin a group themselves
                 for line in pending:
                     self._take(line, ctx, now, out)
-                self._take(event, ctx, now, out, begins)
+                self._take(event, ctx, now, out, distance)
                 return
-        active = self.machine.start(event.message) if begins is _ASK else begins
+        active = self.machine.start(event.message, distance) if distance is not None else None
         if active is None:
             out.append(event)
         else:
@@ -374,23 +402,11 @@ def _stream_tails(events: list[LogEvent], lead: int, done: int = 0) -> list[tupl
 
 
 def _marked_positions(events: list[LogEvent], machine: Machine) -> list[int]:
-    """Indexes of the marked records: message empty, beginning with whitespace, or with a mark.
-
-    One look at each message's first character; only the messages that may begin
-    with a mark (such as "#" or "goroutine") meet the marks regex.
-    """
-    marked, firsts = machine.marked, machine.mark_firsts
-    if marked is None or firsts is None:
-        return [
-            index
-            for index, event in enumerate(events)
-            if not event.message or event.message[0].isspace() or (marked is not None and marked(event.message))
-        ]
-    blank = BLANK_FIRST
-    return [
-        index for index, event in enumerate(events)
-        if (first := event.message[:1]) in blank or (first in firsts and marked(event.message))
-    ]
+    """Indexes of the marked records (the parser did not list them): their message matches the marks."""
+    marked = machine.marked
+    if marked is None:
+        return [index for index, event in enumerate(events) if not event.message.strip()]
+    return [index for index, event in enumerate(events) if marked(event.message) is not None]
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

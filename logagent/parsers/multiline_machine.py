@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from logagent.conditions.regex import RegexError, compile_regex
-from logagent.parsers.multiline_prefilter import first_characters
 from logagent.parsers.multiline_starts import Active, StartTest
 
 #: the target of a rule that completes the group with the line it takes
@@ -79,8 +78,7 @@ class Rule:
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_steps",
-                 "_loops")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps", "_loops")
 
     def __init__(
         self,
@@ -94,17 +92,15 @@ class Machine:
     ) -> None:
         self.starts = tuple(starts)
         self.states = tuple(tuple(rules) for rules in states)
-        #: when not None: a group of two lines or more has a marked line (empty,
-        #: indented, or matching ``marks``) among its first ``lead + 1`` lines. In a batch without such
+        #: when not None: a group of two lines or more has a marked line (one
+        #: matching ``marks``) among its first ``lead + 1`` lines. In a batch without such
         #: lines, only the last ``lead`` records of each stream can then begin
         #: a group (see MultilineGrouper.feed); None: no such promise
         self.lead = lead
-        #: an RE2 regex of line beginnings that count as marked like empty and
-        #: indented lines (the parser flags them too); None: only those
+        #: an RE2 regex of the line beginnings that are marked (empty and blank
+        #: lines, the tables' frames and other marks; the parser lists them too)
         self.marks = marks
-        self.marked: Search | None = re.compile(f"^(?:{marks})").search if marks else None
-        #: the characters a line matching ``marks`` can begin with (None: any)
-        self.mark_firsts = first_characters(marks) if marks else frozenset()
+        self.marked: Search | None = re.compile(f"(?:{marks})").match if marks else None
         #: per distance d from the next marked line of its stream (0: the line is
         #: marked), the start rules whose traces can have their first marked
         #: line that far (``lead >= d``), behind tests that reject most lines cheaply

@@ -34,7 +34,8 @@ def required_literals(pattern: str) -> frozenset[str] | None:
 
 
 def first_characters(pattern: str) -> frozenset[str] | None:
-    """The characters a match of ``pattern`` (at a line's start) can begin with; None when any may."""
+    """The characters other than whitespace a match of ``pattern`` (at a line's start) can begin with;
+    None when any may."""
     return _firsts(list(sre_parse.parse(pattern)))
 
 
@@ -175,23 +176,39 @@ def _leading(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
 
 
 def _firsts(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
-    for op, av in items:
+    """The characters other than whitespace a match of ``items`` can begin with (None: any)."""
+    for number, (op, av) in enumerate(items):
+        rest = list(items[number + 1:])
         if op is sre.LITERAL:
-            return frozenset([chr(av)])
+            return frozenset() if chr(av).isspace() else frozenset([chr(av)])
+        if op is sre.AT:
+            if av in (sre.AT_END, sre.AT_END_LINE, sre.AT_END_STRING):
+                return frozenset()  # "\s*$": an empty (or blank) line
+            if av in (sre.AT_BEGINNING, sre.AT_BEGINNING_LINE, sre.AT_BEGINNING_STRING):
+                continue
+            return None
         if op is sre.BRANCH:
             found: set[str] = set()
             for alternative in av[1]:
-                part = _firsts(list(alternative))
+                part = _firsts(list(alternative) + rest)
                 if part is None:
                     return None
                 found |= part
             return frozenset(found)
         if op is sre.SUBPATTERN and not av[1] & sre.SRE_FLAG_IGNORECASE:
-            return _firsts(list(av[3]))
+            return _firsts(list(av[3]) + rest)
+        if op is sre.IN and av == [(sre.CATEGORY, sre.CATEGORY_SPACE)]:
+            return frozenset()  # whitespace
         if op is sre.IN and all(member_op is sre.LITERAL for member_op, _ in av):
-            return frozenset(chr(code) for _, code in av)
+            return frozenset(chr(code) for _, code in av if not chr(code).isspace())
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and list(av[2]) == [
+            (sre.IN, [(sre.CATEGORY, sre.CATEGORY_SPACE)])
+        ]:
+            if av[0] == 0:
+                continue  # "\s*": what follows may come first
+            return frozenset()
         return None  # anything else: any character
-    return None  # the empty pattern
+    return None  # the pattern matches an empty text: any line
 
 
 def _may_take_space(items: Sequence[tuple[Any, Any]]) -> bool:

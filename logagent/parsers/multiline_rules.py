@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin
+from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin, compile_user_pattern
 from logagent.parsers.multiline_prefilter import may_begin_with_space
 from logagent.parsers.multiline_starts import StartTest
 
@@ -45,13 +45,17 @@ class Language(NamedTuple):
     starts: list[tuple[Any, ...]]
     #: state -> the rules a following line may match
     states: dict[str, list[tuple[str, ...]]]
-    #: a trace of two lines or more has a *marked* line (empty, indented, or
+    #: a trace of two lines or more has a *marked* line (empty or blank, or
     #: matching ``marks``) among its first ``lead + 1`` lines (see Machine.lead):
     #: the fast path relies on it, and the rules are written to keep to it
     lead: int
-    #: an RE2 regex of line beginnings that count as marked besides whitespace
-    #: (PHP and Dart frames begin with "#", a Rust panic's first line with "thread '")
+    #: an RE2 regex of the beginnings of the marked lines that are not indented
+    #: ("#0 " of PHP and Dart frames, a Rust panic's "thread '", "goroutine 1 [")
     marks: str = ""
+    #: an RE2 regex of what follows the indentation of the marked indented lines,
+    #: the language's frames ("at ", 'File "', "from "). Ordinary indented
+    #: lines (YAML, pretty JSON) are not marked, so they cost nothing
+    indented: str = ""
 
 
 def _message_lines(prefix: str, count: int, then: list[tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
@@ -90,6 +94,7 @@ LANGUAGES: dict[str, Language] = {
             ],
         },
         3,  # the header, two lines more of its message, then "at"
+        indented=_AT_FRAME[4:],
     ),
     "python": Language(
         [
@@ -97,7 +102,7 @@ LANGUAGES: dict[str, Language] = {
             (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "first"),
         ],
         {
-            "first": [(r"^\s+\S", "traceback")],  # a traceback has a frame before its exception line
+            "first": [(r'^\s+(?:File "|\| )', "traceback")],  # a traceback has a frame before its exception line
             # frames, source lines, carets and the "| " lines of exception groups are
             # indented; a new exception group's first line is not part of this one
             "traceback": [
@@ -115,7 +120,8 @@ LANGUAGES: dict[str, Language] = {
             ],
             "chained": [(_BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "first")],
         },
-        1,
+        1,  # "Traceback ...", then a frame
+        indented=r'File "|\| ',  # '  File "app.py", line 1', an exception group's "  |   File ..."
     ),
     "go": Language(
         [
@@ -150,6 +156,7 @@ LANGUAGES: dict[str, Language] = {
         },
         1,  # "panic: x" or "[signal ...]" then a blank line; "http: panic serving" then "goroutine N"
         marks=r"goroutine \d|\[signal ",
+        indented=r"panic: ",
     ),
     "ruby": Language(
         [
@@ -171,7 +178,8 @@ LANGUAGES: dict[str, Language] = {
             "source": [(r"^\s*\^+\s*$", "frames")],
             "rails": [(_BLANK, "rails", TENTATIVE), (_RUBY_FRAME, "frames")],
         },
-        1,
+        1,  # the error, then "\tfrom ...", a frame or a blank line
+        indented=_RUBY_FRAME[4:] + r"|from \S",
     ),
     "nodejs": Language(
         [
@@ -193,8 +201,9 @@ LANGUAGES: dict[str, Language] = {
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
-        2,  # "file.js:N", the source line, then a caret (marked when at column 0)
+        2,  # "file.js:N", the source line, then a caret
         marks=r"\^",
+        indented=r"\^|" + _AT_FRAME[4:],
     ),
     "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
@@ -206,6 +215,8 @@ LANGUAGES: dict[str, Language] = {
             ],
         },
         1,
+        marks=r"---> \S",
+        indented=r"at \S|---> \S",
     ),
     "php": Language(
         [
@@ -305,7 +316,7 @@ def _build(languages: tuple[str, ...]) -> Machine:
     for (name, state), number in index.items():
         states[number] = [rule(name, spec) for spec in LANGUAGES[name].states[state]]
     lead = max(r.lead for r in starts)  # a rule may reach further than its language (dart's printed stack)
-    marks = "|".join(f"(?:{LANGUAGES[name].marks})" for name in languages if LANGUAGES[name].marks)
+    marks = _marks([LANGUAGES[name] for name in languages])
 
     def start_class(keep: list[bool]) -> StartTest:
         return StartTest([r for r, k in zip(starts, keep) if k])
@@ -313,4 +324,17 @@ def _build(languages: tuple[str, ...]) -> Machine:
     # distance 0 (a marked line): every rule; further: the rules whose traces reach that far
     classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
     blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
-    return Machine(starts, states, lead=lead, marks=marks or None, classes=classes, blank_class=blank)
+    return Machine(starts, states, lead=lead, marks=marks, classes=classes, blank_class=blank)
+
+
+def _marks(languages: list[Language]) -> str:
+    """The regex of the marked lines of ``languages``: empty or blank, indented and then one of
+    their ``indented``, or beginning with one of their ``marks``. The tables' parts are checked
+    with RE2; the indentation is taken possessively (``\\s++``), so an ordinary indented line is
+    turned down without going back over its indentation for every alternative."""
+    indented = "|".join(dict.fromkeys(f"(?:{lang.indented})" for lang in languages if lang.indented))
+    others = "|".join(dict.fromkeys(f"(?:{lang.marks})" for lang in languages if lang.marks))
+    for part in (indented, others):
+        if part:
+            compile_user_pattern(part, "built-in multiline marks")
+    return "|".join([r"\s*$", *([rf"\s++(?:{indented})"] if indented else []), *([others] if others else [])])
