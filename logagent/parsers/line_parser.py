@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 
 import msgspec
 
@@ -53,18 +53,25 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
 @functools.lru_cache(maxsize=16)
 def _marked_line_regex(marks: str) -> re.Pattern[str]:
-    """``_CRI_ANY_LINE`` for multiline grouping (``count_indented``): a message that
-    matches ``marks`` comes in a 4th group after the space that ends the prefix (so
-    that group is never empty for it), others in the 3rd.
-
-    A message's first character decides at once unless it is whitespace or one a
-    mark can begin with."""
+    """One CRI line (matched at its start) for multiline grouping (``count_indented``):
+    (timestamp, stream, message, "") for a full line whose message does not match
+    ``marks``, (timestamp, stream, "", " " + message) for one that does (the 4th group
+    is never empty for it), or ("", "", "", line) for the others."""
     head = _CRI_PREFIX[:-1]  # without the space before the message
+    return re.compile(rf"(?:{head}(?: ((?!(?:{marks})).*)|( .*))|(.*))$")
+
+
+@functools.lru_cache(maxsize=16)
+def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
+    """``_CRI_ANY_LINE`` with the full lines whose message begins with whitespace or with a
+    character a mark can begin with left in the 4th group (with the lines that need the slow
+    path): one character class more than ``mode: none`` pays per line. None: a mark may begin
+    with any character."""
     firsts = first_characters(marks)
-    plain = f"(?!(?:{marks}))"
-    if firsts is not None:  # most messages begin with a character no mark begins with
-        plain = rf"(?:[^\s{re.escape(''.join(sorted(firsts)))}]|{plain})"
-    return re.compile(rf"^(?:{head}(?: ({plain}.*)|( .*))|(.*))$", re.MULTILINE)
+    if firsts is None:
+        return None
+    chars = re.escape("".join(sorted(firsts)))
+    return re.compile(rf"^(?:{_CRI_PREFIX}([^\s{chars}].*)|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -162,16 +169,7 @@ class LineParser:
         merge cap): then call ``feed`` with the lines. Lines the regex does not
         take (partials, malformed, other flags) and every line while a merge
         is pending go through the reference slow path, in order.
-
-        With ``count_indented`` (multiline grouping) a file's first block fixes
-        the format from its first line here, when that line is CRI, so that its
-        marked lines are listed in the same pass too; without it the first
-        block goes line by line, as it always did.
         """
-        if self.format is None and self.count_indented and block:
-            end = block.find(b"\n")
-            if parse_cri(block[:end] if end >= 0 else block) is not None:
-                self.format = CRI
         if self.format != CRI or has_line_over(block, len(block), self._max_bytes):
             return None
         try:
@@ -199,24 +197,30 @@ class LineParser:
         return events
 
     def _marked_block(self, text: str, ctx: FileContext) -> list[LogEvent]:
-        """``feed_block`` that also lists the marked records in ``indented``, in the same pass.
+        """``feed_block`` that also lists the marked records in ``indented``.
 
-        A marked message comes in a group of its own; its event is made apart
-        and remembered, and the indexes are found by identity afterwards (one
-        comparison per record, in C), which costs less than carrying a flag
-        for every line.
+        One regex pass takes the lines whose message begins with a character no
+        mark begins with, as ``mode: none`` takes every line; the others (an
+        indented or blank message, ``#0 ...``) are matched one by one against
+        the marks. Their events are remembered and their indexes found by
+        identity afterwards (one comparison per record, in C).
         """
-        every = _marked_line_regex(self.marks or r"\s*$").findall(text)
+        marks = self.marks or r"\s*$"
+        plain = _plain_line_regex(marks)
+        if plain is None:
+            every = [("", "", "", line) for line in text.split("\n")]
+        else:
+            every = plain.findall(text)
         self.lines_in += len(every)
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
-        rest = functools.partial(self._marked_or_slow, ctx, pending, marked)
+        rest = functools.partial(self._other_line, ctx, marked, _marked_line_regex(marks).match)
         slow_before = self._slow_events
         events = [
-            LogEvent(plain, streams[stream], timestamp, ctx) if plain and not pending
-            else rest(timestamp, stream, plain, message, other)
-            for timestamp, stream, plain, message, other in every
+            LogEvent(message, streams[stream], timestamp, ctx) if timestamp and not pending
+            else rest(f"{timestamp} {stream} F {message}" if timestamp else other)
+            for timestamp, stream, message, other in every
         ]
         if self._slow_events != slow_before and None in events:
             events = [event for event in events if event is not None]
@@ -227,15 +231,19 @@ class LineParser:
         self.indented = indented
         return events
 
-    def _marked_or_slow(
-        self, ctx: FileContext, pending: bool, marked: list[LogEvent], timestamp: str, stream: str, plain: str,
-        message: str, other: str,
+    def _other_line(
+        self, ctx: FileContext, marked: list[LogEvent], match: Callable[[str], re.Match[str] | None], line: str
     ) -> LogEvent | None:
-        """The event of a line ``_marked_block``'s regex found marked (listed in ``marked``), or of the slow path."""
-        if timestamp and not pending:
-            event: LogEvent | None = LogEvent(message[1:], _STR_STREAMS[stream], timestamp, ctx)
+        """The event of a line ``_marked_block``'s regex left over (listed in ``marked`` if marked)."""
+        found = match(line)
+        if found is not None and found[1] and not self._merger.pending:
+            message = found[3]
+            if message is not None:
+                event: LogEvent | None = LogEvent(message, _STR_STREAMS[found[2]], found[1], ctx)
+                return event
+            event = LogEvent(found[4][1:], _STR_STREAMS[found[2]], found[1], ctx)
         else:
-            event = self._slow_event(f"{timestamp} {stream} F {plain or message[1:]}" if timestamp else other, ctx)
+            event = self._slow_event(line, ctx)
             if event is None or not _is_marked(event.message, _marks_regex(self.marks or r"\s*$")):
                 return event
         marked.append(event)  # type: ignore[arg-type]

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
-from operator import attrgetter
+from itertools import compress, count
+from operator import attrgetter, itemgetter
 
 from logagent.event import FileContext, LogEvent
 from logagent.parsers.multiline_machine import Active, Machine
@@ -29,6 +30,8 @@ DEFAULT_MAX_LINES = 1000
 DEFAULT_MAX_BYTES = 131072
 
 _STREAM = attrgetter("stream")
+_MESSAGE = attrgetter("message")
+_FIRST = itemgetter(slice(0, 1))
 
 
 class MultilineStats:
@@ -402,11 +405,18 @@ def _stream_tails(events: list[LogEvent], lead: int, done: int = 0) -> list[tupl
 
 
 def _marked_positions(events: list[LogEvent], machine: Machine) -> list[int]:
-    """Indexes of the marked records (the parser did not list them): their message matches the marks."""
-    marked = machine.marked
+    """Indexes of the marked records (the parser did not list them): their message matches the marks.
+
+    A look at each message's first character first; only those a mark can begin with meet the regex.
+    """
+    marked, firsts = machine.marked, machine.mark_firsts
     if marked is None:
         return [index for index, event in enumerate(events) if not event.message.strip()]
-    return [index for index, event in enumerate(events) if marked(event.message) is not None]
+    if firsts is None:
+        return [index for index, event in enumerate(events) if marked(event.message) is not None]
+    # the first characters looked at in C: a line is not looked at in Python unless a mark may begin it
+    maybe = compress(count(), map(firsts.__contains__, map(_FIRST, map(_MESSAGE, events))))
+    return [index for index in maybe if marked(events[index].message) is not None]
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

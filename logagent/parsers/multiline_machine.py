@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from logagent.conditions.regex import RegexError, compile_regex
+from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
 from logagent.parsers.multiline_starts import Active, StartTest
 
 #: the target of a rule that completes the group with the line it takes
@@ -78,7 +79,8 @@ class Rule:
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "classes", "blank_class", "_steps", "_loops")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_steps",
+                 "_loops")
 
     def __init__(
         self,
@@ -101,6 +103,10 @@ class Machine:
         #: lines, the tables' frames and other marks; the parser lists them too)
         self.marks = marks
         self.marked: Search | None = re.compile(f"(?:{marks})").match if marks else None
+        firsts = first_characters(marks) if marks else None
+        #: the first characters (``text[:1]``) a marked line can have: whitespace, "" and the marks';
+        #: None: any
+        self.mark_firsts = BLANK_FIRST | firsts if firsts is not None else None
         #: per distance d from the next marked line of its stream (0: the line is
         #: marked), the start rules whose traces can have their first marked
         #: line that far (``lead >= d``), behind tests that reject most lines cheaply
