@@ -25,12 +25,17 @@ from logagent.parsers.multiline_prefilter import may_begin_with_space
 from logagent.parsers.multiline_starts import StartTest
 
 TENTATIVE = "tentative"
+#: a rule that takes the lines its regex does not match
+NOT = "not"
 END = "<done>"
 
 _BLANK = r"^\s*$"
 #: "java.lang.IllegalStateException: x", "TypeError: x", "Error [ERR_X]: x",
 #: 'Exception in thread "main" java.lang.StackOverflowError', "System.FormatException: x"
 _EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
+#: a line that begins with an exception's name, as a trace's first line does ("java.io.IOException: x",
+#: "TypeError: x", 'Exception in thread "main" ...'): a line of a message never does
+_EXCEPTION_FIRST = r"^(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)|Exception in thread )"
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
@@ -58,12 +63,17 @@ class Language(NamedTuple):
     indented: str = ""
 
 
-def _message_lines(prefix: str, count: int, then: list[tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
-    """``count`` states for the lines of a message before ``then``: each line is held as tentative."""
+def _message_lines(
+    prefix: str, count: int, then: list[tuple[str, ...]], line: tuple[str, ...] = (r"",)
+) -> dict[str, list[tuple[str, ...]]]:
+    """``count`` states for the lines of a message before ``then``: each line is held as tentative.
+
+    ``line``: the rule (its regex, and ``NOT`` if the lines it does not match are meant) of such a line.
+    """
     states: dict[str, list[tuple[str, ...]]] = {}
     for number in range(count):
         following = f"{prefix}{number + 1}" if number + 1 < count else None
-        states[f"{prefix}{number}"] = then + ([(r"", following, TENTATIVE)] if following else [])
+        states[f"{prefix}{number}"] = then + ([(line[0], following, TENTATIVE, *line[1:])] if following else [])
     return states
 
 
@@ -76,9 +86,11 @@ LANGUAGES: dict[str, Language] = {
                 (_AT_FRAME, "frames"),
                 (r"^\s*nested exception is:\s*$", "nested"),
                 (_BLANK, "exception", TENTATIVE),  # a blank line between the header and its first "at"
-                (r"", "message0", TENTATIVE),  # a message of several lines ("### Cause: ..." of MyBatis)
+                # a message of several lines ("### Cause: ..." of MyBatis); a line that begins
+                # with an exception's name is the next trace's first line, not one of them
+                (_EXCEPTION_FIRST, "message0", TENTATIVE, NOT),
             ],
-            **_message_lines("message", 2, [(_AT_FRAME, "frames")]),
+            **_message_lines("message", 2, [(_AT_FRAME, "frames")], (_EXCEPTION_FIRST, NOT)),
             "nested": [(r"(?:Exception|Error|Throwable)", "exception")],
             "frames": [
                 (_AT_FRAME, "frames"),
@@ -107,8 +119,10 @@ LANGUAGES: dict[str, Language] = {
             # indented; a new exception group's first line is not part of this one
             "traceback": [
                 (r"^\s+(?:[^\s+]|\+[^ ]|\+ [^E])", "traceback"),
+                (r"^[A-Za-z_][\w.]*:\s*$", "message"),  # "RuntimeError: " and its message on the next line
                 (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
             ],
+            "message": [(r"^\S", "raised")],
             "raised": [(_BLANK, "gap", TENTATIVE)],
             "gap": [
                 (_BLANK, "gap", TENTATIVE),
@@ -166,6 +180,8 @@ LANGUAGES: dict[str, Language] = {
             (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
             # Ruby 1.8: "x.rb:52: undefined method `errors' for nil:NilClass (NoMethodError)"
             (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
+            # Ruby 2.5 to 2.7 on a terminal: the oldest frame first, "\t1: from x.rb:2:in `<main>'", the error last
+            (r"^Traceback \(most recent call last\):$", "oldest"),
         ],
         {
             "frames": [
@@ -177,9 +193,15 @@ LANGUAGES: dict[str, Language] = {
             "highlight": [(r"^\s+\S", "source", TENTATIVE)],
             "source": [(r"^\s*\^+\s*$", "frames")],
             "rails": [(_BLANK, "rails", TENTATIVE), (_RUBY_FRAME, "frames")],
+            "oldest": [(r"^\s+\d+: from \S", "reversed")],  # a frame at least, then the error
+            "reversed": [
+                (r"^\s+\d+: from \S", "reversed"),
+                (r"^\s+\.\.\. \d+ levels\.\.\.$", "reversed"),
+                (r"^\S.*:\d+:in [`']", END),
+            ],
         },
-        1,  # the error, then "\tfrom ...", a frame or a blank line
-        indented=_RUBY_FRAME[4:] + r"|from \S",
+        1,  # the error, then "\tfrom ...", a frame or a blank line; "Traceback ...", then "\t2: from ..."
+        indented=_RUBY_FRAME[4:] + r"|from \S|\d+: from \S",
     ),
     "nodejs": Language(
         [
@@ -190,7 +212,9 @@ LANGUAGES: dict[str, Language] = {
         {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
             "source": [(r"^\s*\^+\s*$", "caret")],
-            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "frames")],
+            # the error; a message without its name too (an object thrown, a library's own message)
+            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "frames"), (r"^\S", "thrown", TENTATIVE)],
+            "thrown": [(_AT_FRAME, "frames")],
             "frames": [
                 (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
                 (_AT_FRAME, "frames"),
@@ -220,10 +244,11 @@ LANGUAGES: dict[str, Language] = {
     ),
     "php": Language(
         [
-            # "PHP Fatal error:  Uncaught Exception: boom in /app/x.php:3", "Fatal error: Uncaught ..."
-            (r"^(?:PHP )?(?:Fatal error|Parse error|Warning|Notice|Error):\s+Uncaught ", "head"),
+            # "PHP Fatal error:  Uncaught Exception: boom in /app/x.php:3", "Fatal error: Uncaught ...",
+            # in PHP's error log after the date: "[06-May-2021 21:17:27 UTC] PHP Fatal error:  Uncaught ..."
+            (r"^(?:\[[^\]]+\] )?(?:PHP )?(?:Fatal error|Parse error|Warning|Notice|Error):\s+Uncaught ", "head"),
             # PHP 5: "exception 'Exception' with message 'x' in /app/x.php:5"
-            (r"^(?:PHP )?exception '[^']+' with message '", "head"),
+            (r"^(?:\[[^\]]+\] )?(?:PHP )?exception '[^']+' with message '", "head"),
         ],
         {
             "head": [(r"^(?:PHP )?Stack trace:$", "frames")],
@@ -259,11 +284,13 @@ LANGUAGES: dict[str, Language] = {
             **_message_lines(
                 "message",
                 8,
-                [(r"^note: run with `RUST_BACKTRACE=", END), (r"^stack backtrace:$", "backtrace")],
+                # "note: Run with `RUST_BACKTRACE=1` for a backtrace." before Rust 1.30
+                [(r"^note: [Rr]un with `RUST_BACKTRACE=", END), (r"^stack backtrace:$", "backtrace")],
             ),
             "backtrace": [
-                (r"^\s+\d+: \S", "backtrace"),
+                (r"^\s+\d+:\s+\S", "backtrace"),  # "   0: main", "   0:     0x7ff7d7e8e962 - <unknown>"
                 (r"^\s+at \S", "backtrace"),
+                (r"^\s+\[\.\.\. omitted \d+ frames? \.\.\.\]$", "backtrace"),
                 (r"^note: Some details are omitted", END),
             ],
         },
@@ -308,7 +335,8 @@ def _build(languages: tuple[str, ...]) -> Machine:
             searches[pattern] = compile_builtin(pattern)
         number = DONE if target == END else index[name, target]
         own_lead = next((item for item in spec[2:] if isinstance(item, int)), LANGUAGES[name].lead)
-        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], lead=own_lead, pattern=pattern)
+        return Rule(searches[pattern], number, tentative=TENTATIVE in spec[2:], negate=NOT in spec[2:],
+                    lead=own_lead, pattern=pattern)
 
     start_specs = [spec for name in languages for spec in LANGUAGES[name].starts]
     starts = [rule(name, spec) for name in languages for spec in LANGUAGES[name].starts]
