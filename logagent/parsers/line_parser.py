@@ -47,18 +47,10 @@ _CRI_PREFIX = (
     r" (stdout|stderr) F "
 )
 _CRI_FULL = _CRI_PREFIX + "(.*)"
+#: a full line's prefix (timestamp, stream), matched at the start of one line
+_CRI_FULL_PREFIX = re.compile(_CRI_PREFIX)
 #: any line: (timestamp, stream, message, "") for a common full line, ("", "", "", line) otherwise
 _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=16)
-def _marked_line_regex(marks: str) -> re.Pattern[str]:
-    """One CRI line (matched at its start) for multiline grouping (``count_indented``):
-    (timestamp, stream, message, "") for a full line whose message does not match
-    ``marks``, (timestamp, stream, "", " " + message) for one that does (the 4th group
-    is never empty for it), or ("", "", "", line) for the others."""
-    head = _CRI_PREFIX[:-1]  # without the space before the message
-    return re.compile(rf"(?:{head}(?: ((?!(?:{marks})).*)|( .*))|(.*))$")
 
 
 @functools.lru_cache(maxsize=16)
@@ -75,12 +67,19 @@ def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
 
 
 @functools.lru_cache(maxsize=16)
+def _mark_first_bytes(marks: str) -> frozenset[int]:
+    """The first bytes a marked message may begin with: ASCII whitespace, the marks' own first
+    characters, and every byte of a character beyond ASCII (all of them when the marks' are unknown)."""
+    firsts = first_characters(marks)
+    if firsts is None:
+        return frozenset(range(256))
+    ascii_spaces = [c for c in range(128) if chr(c).isspace()]
+    return frozenset([*ascii_spaces, *(ord(c) for c in firsts if ord(c) < 128), *range(128, 256)])
+
+
+@functools.lru_cache(maxsize=16)
 def _marks_regex(marks: str) -> re.Pattern[str]:
     return re.compile(f"(?:{marks})")
-
-
-def _is_marked(message: str, marks: re.Pattern[str]) -> bool:
-    return marks.match(message) is not None
 
 
 class LineParser:
@@ -102,15 +101,17 @@ class LineParser:
         if max_merged_line_bytes < 1:
             raise ValueError(f"max_merged_line_bytes must be at least 1, got {max_merged_line_bytes}")
         self.format: str | None = None
-        #: ``feed_block`` lists the indexes (into what it returns) of the records
-        #: whose message is empty or begins with whitespace in ``indented``
-        #: (multiline grouping wants them)
+        #: ``feed_block`` lists the indexes (into what it returns) of the *marked*
+        #: records (their message matches ``marks``) in ``indented``, and so does
+        #: ``feed`` on its common path (None when it did not): multiline grouping wants them
         self.count_indented = False
-        self.indented: list[int] = []
+        self.indented: list[int] | None = []
         #: with ``count_indented``: a regex (Python's and RE2's syntax) of message
         #: beginnings listed in ``indented`` too (multiline rules' marks)
         self.marks: str | None = None
         self._slow_events = 0
+        #: ``_marked_block``'s context for ``_other_line``: (ctx, the marked events, the marks' match)
+        self._block: tuple[FileContext, list[LogEvent], Callable[[str], re.Match[str] | None]] | None = None
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -139,6 +140,7 @@ class LineParser:
         """
         cut = truncated or _NO_CUT
         self.lines_in += len(lines)
+        self.indented = None
         out: list[ParsedLine] = []
         start = 0
         if self.format is None:
@@ -153,7 +155,11 @@ class LineParser:
                 slow(lines[index], index in cut, out)
             return out
         rest = lines[start:] if start else lines
-        if self.format == CRI:
+        if self.format == CRI and self.count_indented:
+            detected = bool(out)  # lines before the format was known: not looked at for marks
+            marked = _feed_cri_marked(self, rest, out)
+            self.indented = None if detected else marked
+        elif self.format == CRI:
             self._feed_cri(rest, out)
         else:
             self._feed_docker(rest, out)
@@ -215,7 +221,8 @@ class LineParser:
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
-        rest = functools.partial(self._other_line, ctx, marked, _marked_line_regex(marks).match)
+        self._block = (ctx, marked, _marks_regex(marks).match)
+        rest = self._other_line
         slow_before = self._slow_events
         events = [
             LogEvent(message, streams[stream], timestamp, ctx) if timestamp and not pending
@@ -231,22 +238,20 @@ class LineParser:
         self.indented = indented
         return events
 
-    def _other_line(
-        self, ctx: FileContext, marked: list[LogEvent], match: Callable[[str], re.Match[str] | None], line: str
-    ) -> LogEvent | None:
-        """The event of a line ``_marked_block``'s regex left over (listed in ``marked`` if marked)."""
-        found = match(line)
-        if found is not None and found[1] and not self._merger.pending:
-            message = found[3]
-            if message is not None:
-                event: LogEvent | None = LogEvent(message, _STR_STREAMS[found[2]], found[1], ctx)
-                return event
-            event = LogEvent(found[4][1:], _STR_STREAMS[found[2]], found[1], ctx)
-        else:
+    def _other_line(self, line: str) -> LogEvent | None:
+        """The event of a line ``_marked_block``'s regex left over, listed as marked if it is."""
+        ctx, marked, is_marked = self._block  # type: ignore[misc]
+        found = _CRI_FULL_PREFIX.match(line)
+        if found is None or self._merger.pending:
             event = self._slow_event(line, ctx)
-            if event is None or not _is_marked(event.message, _marks_regex(self.marks or r"\s*$")):
-                return event
-        marked.append(event)  # type: ignore[arg-type]
+            if event is None:
+                return None
+            message = event.message
+        else:
+            message = line[found.end():]
+            event = LogEvent(message, _STR_STREAMS[found[2]], found[1], ctx)
+        if is_marked(message) is not None:
+            marked.append(event)
         return event
 
     def _slow_event(self, line: str, ctx: FileContext) -> LogEvent | None:
@@ -359,3 +364,49 @@ class LineParser:
         if cut:
             self.truncated += 1
         out.append((line.decode("utf-8", "replace"), None, None, cut))
+
+
+def _feed_cri_marked(parser: LineParser, lines: Sequence[bytes], out: list[ParsedLine]) -> list[int] | None:
+    """``LineParser._feed_cri`` that also lists the marked records (a look at each message's first byte;
+    only those a mark may begin with meet the marks); None when a record took the slow path. Kept apart
+    so that ``mode: none`` pays nothing for it."""
+    append = out.append
+    streams = CRI_STREAMS
+    pending = parser._merger.pending
+    slow = parser._cri_line
+    min_ts, max_ts = MIN_TS_LEN, MAX_TS_LEN
+    marks = parser.marks or r"\s*$"
+    maybe, is_marked = _mark_first_bytes(marks), _marks_regex(marks).match
+    marked: list[int] | None = []
+    for line in lines:
+        try:
+            ts, raw_stream, tag, message = line.split(b" ", 3)
+        except ValueError:  # fewer than 4 fields
+            slow(line, False, out)
+            marked = None
+            continue
+        stream = streams.get(raw_stream)
+        if (
+            tag == b"F"
+            and stream is not None
+            and not pending
+            and min_ts <= len(ts) <= max_ts
+            and ts[10] == 84
+            and ts[13] == 58
+            and ts[4] == 45
+            and ts[7] == 45
+            and ts[16] == 58
+        ):
+            try:
+                text = message.decode("utf-8", "replace")
+                append((text, stream, ts.decode("ascii"), False))
+            except UnicodeDecodeError:
+                slow(line, False, out)
+                marked = None
+                continue
+            if marked is not None and (not message or message[0] in maybe) and is_marked(text) is not None:
+                marked.append(len(out) - 1)
+        else:
+            slow(line, False, out)
+            marked = None  # a record the slow path made: the grouper looks itself
+    return marked

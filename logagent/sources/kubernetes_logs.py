@@ -248,10 +248,14 @@ class KubernetesLogsSource:
             events = parser.feed_block(chunk.block, ctx)
         indented = parser.indented if events is not None else None
         parsed = parser.feed(chunk.lines, chunk.truncated) if events is None and chunk.count else []
-        if chunk.eof:
-            parsed += parser.flush()
         if parsed:
-            indented = None
+            indented = parser.indented  # feed lists the marked records too, or None
+        if chunk.eof:
+            flushed = parser.flush()
+            if flushed:
+                parsed += flushed
+                indented = None
+        if parsed:
             made = [LogEvent(message, stream, timestamp, ctx, cut) for message, stream, timestamp, cut in parsed]
             events = events + made if events else made
         self.events_in += parser.lines_in - lines_in
