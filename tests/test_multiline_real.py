@@ -31,7 +31,7 @@ PREFIXES = {
     "node": "javascript", "detect_node": "javascript", "detect_client_js": "javascript",
     "php": "php", "detect_php": "php",
     "detect_csharp": "dotnet", "dotnet": "dotnet",
-    "detect_dart": "dart", "dart": "dart", "ruby18": "ruby",
+    "detect_dart": "dart", "dart": "dart", "ruby18": "ruby", "ruby25": "ruby",
     "rust": "rust",
 }
 ORDINARY = ["GET /api/items 200 12ms", 'level=info msg="cache warm" took=3ms', "worker started"]
@@ -75,6 +75,20 @@ def test_real_trace_between_lines_and_back_to_back(name: str, detector: str) -> 
     messages = [*ORDINARY, *lines, ORDINARY[0], *lines, *lines, *lines, ORDINARY[1]]
     for batch in (None, 1, 2, 5):
         assert grouped(machine, messages, batch) == [*ORDINARY, text, ORDINARY[0], text, text, text, ORDINARY[1]], batch
+
+
+#: ordinary lines that name an error mid-sentence, as the benchmark's and the corpus's do
+MENTIONS = ["retrying upstream call after Error: connection reset by peer", "cache miss (Exception count: 0)"]
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_real_trace_right_after_a_line_that_mentions_an_error(name: str) -> None:
+    """The line before stays itself: a Java header's message never takes a line that begins a trace."""
+    lines = trace(name)
+    text = "\n".join(lines)
+    for mention in MENTIONS:
+        messages = [mention, *lines, mention, *lines, *lines]
+        assert grouped(language_machine(AUTO), messages) == [mention, text, mention, text, text], mention
 
 
 @pytest.mark.parametrize("name", TRACES)

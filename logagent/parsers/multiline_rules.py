@@ -35,7 +35,14 @@ _BLANK = r"^\s*$"
 _EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
 #: a line that begins with an exception's name, as a trace's first line does ("java.io.IOException: x",
 #: "TypeError: x", 'Exception in thread "main" ...'): a line of a message never does
-_EXCEPTION_FIRST = r"^(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)|Exception in thread )"
+_EXCEPTION_FIRST = (
+    r"^(?:\{ )?(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)|Exception in thread |Unhandled [eE]xception[.:] )"
+)
+#: a line that begins with a log line's time ("2015-07-09 15:23:29", "Jul 09, 2015 3:23:29 PM",
+#: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
+_TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, \d{4} |\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d)"
+#: what a line of a Java exception's message never is
+_NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}"
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
@@ -86,11 +93,11 @@ LANGUAGES: dict[str, Language] = {
                 (_AT_FRAME, "frames"),
                 (r"^\s*nested exception is:\s*$", "nested"),
                 (_BLANK, "exception", TENTATIVE),  # a blank line between the header and its first "at"
-                # a message of several lines ("### Cause: ..." of MyBatis); a line that begins
-                # with an exception's name is the next trace's first line, not one of them
-                (_EXCEPTION_FIRST, "message0", TENTATIVE, NOT),
+                # a message of several lines ("### Cause: ..." of MyBatis); a line that begins with
+                # an exception's name or a time is the next trace's (or log line's) first, not one of them
+                (_NOT_MESSAGE, "message0", TENTATIVE, NOT),
             ],
-            **_message_lines("message", 2, [(_AT_FRAME, "frames")], (_EXCEPTION_FIRST, NOT)),
+            **_message_lines("message", 2, [(_AT_FRAME, "frames")], (_NOT_MESSAGE, NOT)),
             "nested": [(r"(?:Exception|Error|Throwable)", "exception")],
             "frames": [
                 (_AT_FRAME, "frames"),
@@ -208,6 +215,8 @@ LANGUAGES: dict[str, Language] = {
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
             (_EXCEPTION, "frames", 1),  # its next line is a frame, indented
+            # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
+            (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         ],
         {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
@@ -218,11 +227,14 @@ LANGUAGES: dict[str, Language] = {
             "frames": [
                 (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
                 (_AT_FRAME, "frames"),
-                (r"^Emitted '[^']+' event at:$", "frames"),  # an EventEmitter's 'error': where it was emitted
+                # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
+                (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
                 (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
                 (_BLANK, "tail", TENTATIVE),
             ],
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
+            "inspected": [(_AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
+            "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
         2,  # "file.js:N", the source line, then a caret
