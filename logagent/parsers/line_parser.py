@@ -36,6 +36,7 @@ _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
+_Match = Callable[[str], "re.Match[str] | None"]
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
 # the ``_feed_cri`` loop (parse_cri + timestamp_shape_ok, tag exactly "F"). A
@@ -47,8 +48,6 @@ _CRI_PREFIX = (
     r" (stdout|stderr) F "
 )
 _CRI_FULL = _CRI_PREFIX + "(.*)"
-#: a full line's prefix (timestamp, stream), matched at the start of one line
-_CRI_FULL_PREFIX = re.compile(_CRI_PREFIX)
 #: any line: (timestamp, stream, message, "") for a common full line, ("", "", "", line) otherwise
 _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
@@ -82,6 +81,12 @@ def _marks_regex(marks: str) -> re.Pattern[str]:
     return re.compile(f"(?:{marks})")
 
 
+@functools.lru_cache(maxsize=16)
+def _full_line_regex(marks: str) -> re.Pattern[str]:
+    """A full line's prefix (timestamp, stream) and, in a third group, "" if its message is marked."""
+    return re.compile(rf"{_CRI_PREFIX}((?=(?:{marks})))?")
+
+
 class LineParser:
     """Parses and merges the lines of ONE file; create one per tailed file.
 
@@ -110,8 +115,9 @@ class LineParser:
         #: beginnings listed in ``indented`` too (multiline rules' marks)
         self.marks: str | None = None
         self._slow_events = 0
-        #: ``_marked_block``'s context for ``_other_line``: (ctx, the marked events, the marks' match)
-        self._block: tuple[FileContext, list[LogEvent], Callable[[str], re.Match[str] | None]] | None = None
+        #: ``_marked_block``'s context for ``_other_line``: (ctx, the marked events, the match of a
+        #: full line telling whether it is marked, the marks' match)
+        self._block: tuple[FileContext, list[LogEvent], _Match, _Match] | None = None
         self.lines_in = 0
         self.malformed = 0
         self.truncated = 0
@@ -221,7 +227,7 @@ class LineParser:
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
-        self._block = (ctx, marked, _marks_regex(marks).match)
+        self._block = (ctx, marked, _full_line_regex(marks).match, _marks_regex(marks).match)
         rest = self._other_line
         slow_before = self._slow_events
         events = [
@@ -240,17 +246,15 @@ class LineParser:
 
     def _other_line(self, line: str) -> LogEvent | None:
         """The event of a line ``_marked_block``'s regex left over, listed as marked if it is."""
-        ctx, marked, is_marked = self._block  # type: ignore[misc]
-        found = _CRI_FULL_PREFIX.match(line)
+        ctx, marked, full, is_marked = self._block  # type: ignore[misc]
+        found = full(line)
         if found is None or self._merger.pending:
             event = self._slow_event(line, ctx)
-            if event is None:
-                return None
-            message = event.message
-        else:
-            message = line[found.end():]
-            event = LogEvent(message, _STR_STREAMS[found[2]], found[1], ctx)
-        if is_marked(message) is not None:
+            if event is not None and is_marked(event.message) is not None:
+                marked.append(event)
+            return event
+        event = LogEvent(line[found.end():], _STR_STREAMS[found[2]], found[1], ctx)
+        if found[3] is not None:
             marked.append(event)
         return event
 

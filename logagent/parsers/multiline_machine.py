@@ -30,6 +30,8 @@ from logagent.parsers.multiline_starts import Active, StartTest
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1
+#: how many answers ``Machine.step`` keeps per set of states (a bound on what odd lines can make)
+_MAX_ANSWERS = 4096
 
 Search = Callable[[str], object]
 
@@ -79,8 +81,8 @@ class Rule:
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_steps",
-                 "_loops")
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_loops",
+                 "_plans")
 
     def __init__(
         self,
@@ -113,12 +115,8 @@ class Machine:
         self.classes = tuple(classes) if classes else (StartTest(self.starts),)
         #: the same for a marked line that is empty or begins with whitespace
         self.blank_class = blank_class or self.classes[0]
-        #: per state, its rules as (search, target, tentative) without negation, if none is negated
-        self._steps = tuple(
-            None if any(rule.negate for rule in rules) else tuple((r.search, r.target, r.tentative) for r in rules)
-            for rules in self.states
-        )
         self._loops: dict[Active, Search | None] = {}
+        self._plans: dict[Active, tuple[Callable[[str], re.Match[str] | None] | None, dict[tuple, object]]] = {}
 
     def start(self, line: str, distance: int = 0) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none.
@@ -133,35 +131,55 @@ class Machine:
         """``(states after the line, tentative)`` if ``line`` continues the group, else None.
 
         The states may be empty: the group is complete with this line. Per
-        state the first rule that takes the line counts; a pattern several
-        states try is tried once.
+        state the first rule that takes the line counts. With the built-in
+        tables one regex per set of states answers which rule of each state
+        takes the line (an empty group per rule), and the answer for each
+        combination is worked out once.
         """
+        plan = self._plans.get(active)
+        if plan is None:
+            plan = self._plans[active] = self._plan(active)
+        match, answers = plan
+        if match is None:
+            return self._step(active, lambda number, rule: rule.takes(line))  # user patterns: RE2, one by one
+        taken = match(line).groups()  # type: ignore[union-attr]  # every part is optional: always a match
+        answer = answers.get(taken, answers)
+        if answer is answers:
+            if len(answers) > _MAX_ANSWERS:
+                answers.clear()
+            answer = answers[taken] = self._step(active, lambda number, rule: taken[number] is not None)
+        return answer  # type: ignore[return-value]
+
+    def _plan(self, active: Active) -> tuple[Callable[[str], re.Match[str] | None] | None, dict[tuple, object]]:
+        """The regex of ``step`` for ``active`` (None if a rule has no ``re`` pattern), and its answers so far."""
+        parts = []
+        for state in active:
+            rules = self.states[state]
+            if any(rule.pattern is None for rule in rules):
+                return None, {}
+            alternatives = [
+                f"(?{'!' if rule.negate else '='}{_at_start(rule.pattern)})()" for rule in rules  # type: ignore[arg-type]
+            ]
+            parts.append(f"(?:{'|'.join(alternatives)})?" if alternatives else "")
+        return re.compile("".join(parts)).match, {}
+
+    def _step(self, active: Active, takes: Callable[[int, Rule], bool]) -> tuple[Active, bool] | None:
+        """``step``'s answer; ``takes(number, rule)``: whether the rule (numbered across the states of
+        ``active`` in turn) takes the line, asked up to the first that does in each state."""
         targets: list[int] = []
         tentative = True
-        seen: dict[Search, bool] = {}
+        position = 0
         for state in active:
-            rules = self._steps[state]
-            if rules is None:  # a rule that takes the lines its regex does not match
-                for rule in self.states[state]:
-                    if rule.takes(line):
-                        if rule.target not in targets:
-                            targets.append(rule.target)
-                        tentative = tentative and rule.tentative
-                        break
-                continue
-            for search, target, tentative_rule in rules:
-                hit = seen.get(search)
-                if hit is None:
-                    hit = seen[search] = search(line) is not None
-                if hit:
-                    if target not in targets:
-                        targets.append(target)
-                    tentative = tentative and tentative_rule
-                    break
+            rules = self.states[state]
+            rule = next((rule for number, rule in enumerate(rules, position) if takes(number, rule)), None)
+            position += len(rules)
+            if rule is not None:
+                if rule.target not in targets:
+                    targets.append(rule.target)
+                tentative = tentative and rule.tentative
         if not targets:
             return None
         return tuple(target for target in targets if target != DONE), tentative
-
 
     def loop(self, active: Active) -> Search | None:
         """A match for the lines that leave a group in ``active`` as it is (a frame after a frame), or None.

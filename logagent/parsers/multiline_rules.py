@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin, compile_user_pattern
-from logagent.parsers.multiline_prefilter import may_begin_with_space
+from logagent.parsers.multiline_prefilter import first_characters, may_begin_with_space
 from logagent.parsers.multiline_starts import StartTest
 
 TENTATIVE = "tentative"
@@ -113,7 +113,7 @@ LANGUAGES: dict[str, Language] = {
             ],
         },
         3,  # the header, two lines more of its message, then "at"
-        indented=_AT_FRAME[4:],
+        indented=r"at \S|eval at \S",
     ),
     "python": Language(
         [
@@ -207,8 +207,10 @@ LANGUAGES: dict[str, Language] = {
                 (r"^\S.*:\d+:in [`']", END),
             ],
         },
-        1,  # the error, then "\tfrom ...", a frame or a blank line; "Traceback ...", then "\t2: from ..."
-        indented=_RUBY_FRAME[4:] + r"|from \S|\d+: from \S",
+        1,  # the error, then "\tfrom ..." or a blank line; "Traceback ...", then "\t2: from ..."
+        # frames: "from x.rb:3:in ...", Ruby 2.5's "2: from ...", a Rails error's "app/x.rb:69:in 'f'"
+        # (a path without spaces or colons: an ordinary line is turned down at once)
+        indented=r"from \S|\d+: from \S|[^\s:]+:\d+:in [`']",
     ),
     "nodejs": Language(
         [
@@ -239,7 +241,7 @@ LANGUAGES: dict[str, Language] = {
         },
         2,  # "file.js:N", the source line, then a caret
         marks=r"\^",
-        indented=r"\^|" + _AT_FRAME[4:],
+        indented=r"\^|at \S|eval at \S",
     ),
     "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
@@ -370,11 +372,40 @@ def _build(languages: tuple[str, ...]) -> Machine:
 def _marks(languages: list[Language]) -> str:
     """The regex of the marked lines of ``languages``: empty or blank, indented and then one of
     their ``indented``, or beginning with one of their ``marks``. The tables' parts are checked
-    with RE2; the indentation is taken possessively (``\\s++``), so an ordinary indented line is
-    turned down without going back over its indentation for every alternative."""
-    indented = "|".join(dict.fromkeys(f"(?:{lang.indented})" for lang in languages if lang.indented))
-    others = "|".join(dict.fromkeys(f"(?:{lang.marks})" for lang in languages if lang.marks))
+    with RE2. Made for ``re``'s matcher: the indentation is taken possessively (``\\s++``), so an
+    ordinary indented line is turned down without going back over it for every alternative, and
+    the alternatives are flat, each tried only if the line's next character can begin it, the
+    ones that can begin with any character last."""
+    indented = _flat([lang.indented for lang in languages])
+    others = _flat([lang.marks for lang in languages])
     for part in (indented, others):
         if part:
             compile_user_pattern(part, "built-in multiline marks")
-    return "|".join([r"\s*$", *([rf"\s++(?:{indented})"] if indented else []), *([others] if others else [])])
+    return "|".join([rf"\s++(?:$|{indented})" if indented else r"\s++$", "$", *([others] if others else [])])
+
+
+def _flat(patterns: list[str]) -> str:
+    """The top-level alternatives of ``patterns``, once each, those that may begin with any character last."""
+    alternatives = dict.fromkeys(part for pattern in patterns if pattern for part in _alternatives(pattern))
+    return "|".join(sorted(alternatives, key=lambda part: first_characters(part) is None))
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|`` (outside groups and character classes)."""
+    parts, depth, start, index, in_class = [], 0, 0, 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += pattern.startswith("]", index + 1)  # "[]...]": the first "]" is a member
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and not depth:
+            parts.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    return [*parts, pattern[start:]]
