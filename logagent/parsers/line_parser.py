@@ -43,10 +43,11 @@ _Match = Callable[[str], "re.Match[str] | None"]
 # timestamp char is ASCII and neither space nor newline; its shape is
 # NNNN-NN-NNTNN:NN:N..., 20 to 40 chars. Keep the three in step.
 _TS_CHAR = r"[\x00-\x09\x0b-\x1f\x21-\x7f]"
-_CRI_PREFIX = (
+_CRI_TIME_STREAM = (
     rf"({_TS_CHAR}{{4}}-{_TS_CHAR}{{2}}-{_TS_CHAR}{{2}}T{_TS_CHAR}{{2}}:{_TS_CHAR}{{2}}:{_TS_CHAR}{{3,23}})"
-    r" (stdout|stderr) F "
+    r" (stdout|stderr)"
 )
+_CRI_PREFIX = _CRI_TIME_STREAM + " F "
 _CRI_FULL = _CRI_PREFIX + "(.*)"
 #: any line: (timestamp, stream, message, "") for a common full line, ("", "", "", line) otherwise
 _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
@@ -79,6 +80,13 @@ def _mark_first_bytes(marks: str) -> frozenset[int]:
 @functools.lru_cache(maxsize=16)
 def _marks_regex(marks: str) -> re.Pattern[str]:
     return re.compile(f"(?:{marks})")
+
+
+@functools.lru_cache(maxsize=16)
+def _left_lines_regex(marks: str) -> re.Pattern[str]:
+    """Per line of many: (timestamp, stream, "F" if the message is marked else "", message, "") for a
+    full line, ("", "", "", "", line) for any other. ``marks`` take no line break (see ``_marks``)."""
+    return re.compile(rf"^(?:{_CRI_TIME_STREAM} (?:(F) (?=(?:{marks}))|F )(.*)|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -213,17 +221,23 @@ class LineParser:
 
         One regex pass takes the lines whose message begins with a character no
         mark begins with, as ``mode: none`` takes every line; the others (an
-        indented or blank message, ``#0 ...``) are matched one by one against
-        the marks. Their events are remembered and their indexes found by
-        identity afterwards (one comparison per record, in C).
+        indented or blank message, ``#0 ...``) are matched all together by a
+        second one (``_held_block``), or, while a fragment is pending or if one
+        of them is no full line, one by one. The marked events' indexes are
+        found by identity afterwards.
         """
-        marks = self.marks or r"\s*$"
+        marks = self.marks or r"[^\S\n]*$"
         plain = _plain_line_regex(marks)
         if plain is None:
             every = [("", "", "", line) for line in text.split("\n")]
         else:
             every = plain.findall(text)
         self.lines_in += len(every)
+        held = None if self._merger.pending else _held_block(every, ctx, marks)
+        if held is not None:
+            events, marked = held
+            self.indented = _positions(events, marked)
+            return events
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
@@ -237,11 +251,7 @@ class LineParser:
         ]
         if self._slow_events != slow_before and None in events:
             events = [event for event in events if event is not None]
-        position, find, indented = -1, events.index, []
-        for event in marked:
-            position = find(event, position + 1)
-            indented.append(position)
-        self.indented = indented
+        self.indented = _positions(events, marked)
         return events
 
     def _other_line(self, line: str) -> LogEvent | None:
@@ -368,6 +378,49 @@ class LineParser:
         if cut:
             self.truncated += 1
         out.append((line.decode("utf-8", "replace"), None, None, cut))
+
+
+def _held_block(
+    every: list[tuple[str, str, str, str]], ctx: FileContext, marks: str
+) -> tuple[list[LogEvent], list[LogEvent]] | None:
+    """``_marked_block``'s events and marked ones when no fragment is pending: the lines its regex left
+    over are held (an event each, filled in after) and matched all at once. None, having changed
+    nothing, if one of them is no full line (a fragment, a malformed line): the block then takes
+    the way line by line, in order with the merger."""
+    held: list[LogEvent] = []
+    left: list[str] = []
+
+    def hold(line: str) -> LogEvent:
+        event = LogEvent(line, "", "", ctx)  # its fields are set once its line is matched
+        held.append(event)
+        left.append(line)
+        return event
+
+    streams = _STR_STREAMS
+    events = [LogEvent(message, streams[stream], timestamp, ctx) if timestamp else hold(other)
+              for timestamp, stream, message, other in every]
+    if not left:
+        return events, []
+    parsed = _left_lines_regex(marks).findall("\n".join(left))
+    if len(parsed) != len(left):
+        return None
+    marked: list[LogEvent] = []
+    for event, (timestamp, stream, mark, message, _) in zip(held, parsed):
+        if not timestamp:
+            return None
+        event.message, event.stream, event.timestamp = message, streams[stream], timestamp
+        if mark:
+            marked.append(event)
+    return events, marked
+
+
+def _positions(events: list[LogEvent], marked: list[LogEvent]) -> list[int]:
+    """The indexes of ``marked`` (in order) in ``events``, found by identity (one comparison per record, in C)."""
+    position, find, indexes = -1, events.index, []
+    for event in marked:
+        position = find(event, position + 1)
+        indexes.append(position)
+    return indexes
 
 
 def _feed_cri_marked(parser: LineParser, lines: Sequence[bytes], out: list[ParsedLine]) -> list[int] | None:

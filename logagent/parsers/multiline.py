@@ -127,17 +127,17 @@ class MultilineGrouper:
             return events
         distances = dict(heads)
         for rest in rests:
-            distances.update(dict.fromkeys(rest, 0))
+            distances.update(rest)
         done = self._walk(events, 0, distances, ctx, now, out) if self._open else 0
-        # the heads' starts, and the rests of runs of marked records, tried only if no group took them
+        # the heads' starts, and the rests of clusters of marked records, tried only if no group took them
         queue: list[tuple[int, int, Active]] = [(index, 0, active) for index, active in self._try(events, heads)]
-        queue += [(rest[0], 1, (number,)) for number, rest in enumerate(rests)]
+        queue += [(rest[0][0], 1, (number,)) for number, rest in enumerate(rests)]
         heapify(queue)
         while queue:
             first, lazy, active = heappop(queue)
             if lazy:
-                rest = [index for index in rests[active[0]] if index >= done]
-                for found in self._try(events, [(index, 0) for index in rest]):
+                rest = [(index, distance) for index, distance in rests[active[0]] if index >= done]
+                for found in self._try(events, rest):
                     heappush(queue, (found[0], 0, found[1]))
             elif first >= done:
                 out += events[done:first]
@@ -226,41 +226,49 @@ class MultilineGrouper:
             index += 1
         return index
 
-    def _candidates(self, events: list[LogEvent], marked: Sequence[int]) -> tuple[list[tuple[int, int]], list[list[int]]]:
-        """The records that may begin a group: ``heads`` as (index, distance), and the ``rests`` of runs.
+    def _candidates(
+        self, events: list[LogEvent], marked: Sequence[int]
+    ) -> tuple[list[tuple[int, int]], list[list[tuple[int, int]]]]:
+        """The records that may begin a group as (index, distance): the ``heads``, and the ``rests`` of clusters.
 
-        Heads: the first record of each run of marked records of a stream
-        (distance 0), the ``lead`` records of the stream before it back to its
-        previous marked record (distance 1, 2, ...), and the last ``lead``
-        records of each stream after its last marked one. Rests: the other
-        records of each run, in order (distance 0); a group a head begins
-        usually takes them, and then they are never tried.
+        A record at distance d (0: marked) is followed by a marked record of
+        its stream d records of the stream later, d <= ``lead``. A *cluster*
+        is a stream's marked records each at most ``lead + 1`` records of the
+        stream after the one before (the frames of a trace, a Python
+        traceback's 'File' lines between source lines). Heads: the first
+        marked record of each cluster and the ``lead`` records of the stream
+        before it, and the last ``lead`` records of each stream after its last
+        marked one. Rests: the other candidates of each cluster, in order; a
+        group a head begins usually takes them, and then they are never tried.
         """
         lead = self.machine.lead or 0
         heads: list[tuple[int, int]] = []
-        rests: list[list[int]] = []
-        rest: list[int] = []
+        rests: list[list[tuple[int, int]]] = []
         previous: dict[str | None, int] = {}  # per stream: its last marked record so far
-        last = -2
+        cluster: dict[str | None, list[tuple[int, int]]] = {}  # per stream: its cluster's rest so far
         for position in marked:
             stream = events[position].stream
-            if position == last + 1 and events[last].stream == stream:
-                if not rest:
-                    rests.append(rest)
-                rest.append(position)  # the run goes on: no unmarked record between
-                previous[stream] = last = position
-                continue
             floor = previous.get(stream, -1)
-            previous[stream] = last = position
-            rest = []
-            heads.append((position, 0))
-            distance = 0
+            previous[stream] = position
+            window: list[tuple[int, int]] = []  # the stream's records before, back to its last marked one
+            reached = True
             for index in range(position - 1, floor, -1):
-                if distance == lead:
-                    break
                 if events[index].stream == stream:
-                    distance += 1
-                    heads.append((index, distance))
+                    if len(window) == lead:
+                        reached = False
+                        break
+                    window.append((index, len(window) + 1))
+            if floor >= 0 and reached:  # the cluster goes on
+                rest = cluster.get(stream)
+                if rest is None:
+                    rest = cluster[stream] = []
+                    rests.append(rest)
+                rest += reversed(window)
+                rest.append((position, 0))
+            else:
+                cluster.pop(stream, None)
+                heads.append((position, 0))
+                heads += window
         heads += [(i, d) for i, d in _stream_tails(events, lead) if i > previous.get(events[i].stream, -1)]
         heads.sort()
         return heads, rests

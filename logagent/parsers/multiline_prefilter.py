@@ -197,18 +197,26 @@ def _firsts(items: Sequence[tuple[Any, Any]]) -> frozenset[str] | None:
             return frozenset(found)
         if op is sre.SUBPATTERN and not av[1] & sre.SRE_FLAG_IGNORECASE:
             return _firsts(list(av[3]) + rest)
-        if op is sre.IN and av == [(sre.CATEGORY, sre.CATEGORY_SPACE)]:
+        if op is sre.IN and _space_class(av):
             return frozenset()  # whitespace
         if op is sre.IN and all(member_op is sre.LITERAL for member_op, _ in av):
             return frozenset(chr(code) for _, code in av if not chr(code).isspace())
-        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and list(av[2]) == [
-            (sre.IN, [(sre.CATEGORY, sre.CATEGORY_SPACE)])
-        ]:
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and len(av[2]) == 1 and (
+            av[2][0][0] is sre.IN and _space_class(av[2][0][1])
+        ):
             if av[0] == 0:
                 continue  # "\s*": what follows may come first
             return frozenset()
         return None  # anything else: any character
     return None  # the pattern matches an empty text: any line
+
+
+def _space_class(members: Sequence[tuple[Any, Any]]) -> bool:
+    """A ``[...]`` class of whitespace only: ``\\s``, or ``[^\\S\\n]`` (whitespace but a line break)."""
+    return list(members) in (
+        [(sre.CATEGORY, sre.CATEGORY_SPACE)],
+        [(sre.NEGATE, None), (sre.CATEGORY, sre.CATEGORY_NOT_SPACE), (sre.LITERAL, 10)],
+    )
 
 
 def _may_take_space(items: Sequence[tuple[Any, Any]]) -> bool:

@@ -372,7 +372,9 @@ def _build(languages: tuple[str, ...]) -> Machine:
 def _marks(languages: list[Language]) -> str:
     """The regex of the marked lines of ``languages``: empty or blank, indented and then one of
     their ``indented``, or beginning with one of their ``marks``. The tables' parts are checked
-    with RE2. Made for ``re``'s matcher: the indentation is taken possessively (``\\s++``), so an
+    with RE2, and may be matched on many lines at once: they hold no ``\\s`` nor any negated
+    class that could take a line break, and the indentation is ``[^\\S\\n]``. Made for ``re``'s
+    matcher: the indentation is taken possessively (``++``), so an
     ordinary indented line is turned down without going back over it for every alternative, and
     the alternatives are flat, each tried only if the line's next character can begin it, the
     ones that can begin with any character last."""
@@ -381,7 +383,7 @@ def _marks(languages: list[Language]) -> str:
     for part in (indented, others):
         if part:
             compile_user_pattern(part, "built-in multiline marks")
-    return "|".join([rf"\s++(?:$|{indented})" if indented else r"\s++$", "$", *([others] if others else [])])
+    return "|".join([rf"[^\S\n]++(?:$|{indented})" if indented else r"[^\S\n]++$", "$", *([others] if others else [])])
 
 
 def _flat(patterns: list[str]) -> str:
