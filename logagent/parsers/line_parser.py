@@ -28,6 +28,7 @@ from logagent.parsers.cri import MAX_TS_LEN, MIN_TS_LEN, parse_cri
 from logagent.parsers.cri import STREAMS as CRI_STREAMS
 from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
 from logagent.parsers.docker import decode_line, parse_docker
+from logagent.parsers.line_marks import feed_cri_marked, marks_regex
 from logagent.parsers.merge import ParsedLine, PartialMerger
 from logagent.parsers.multiline_prefilter import first_characters
 
@@ -64,22 +65,6 @@ def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
         return None
     chars = re.escape("".join(sorted(firsts)))
     return re.compile(rf"^(?:{_CRI_PREFIX}([^\s{chars}].*)|(.*))$", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=16)
-def _mark_first_bytes(marks: str) -> frozenset[int]:
-    """The first bytes a marked message may begin with: ASCII whitespace, the marks' own first
-    characters, and every byte of a character beyond ASCII (all of them when the marks' are unknown)."""
-    firsts = first_characters(marks)
-    if firsts is None:
-        return frozenset(range(256))
-    ascii_spaces = [c for c in range(128) if chr(c).isspace()]
-    return frozenset([*ascii_spaces, *(ord(c) for c in firsts if ord(c) < 128), *range(128, 256)])
-
-
-@functools.lru_cache(maxsize=16)
-def _marks_regex(marks: str) -> re.Pattern[str]:
-    return re.compile(f"(?:{marks})")
 
 
 @functools.lru_cache(maxsize=16)
@@ -171,7 +156,7 @@ class LineParser:
         rest = lines[start:] if start else lines
         if self.format == CRI and self.count_indented:
             detected = bool(out)  # lines before the format was known: not looked at for marks
-            marked = _feed_cri_marked(self, rest, out)
+            marked = feed_cri_marked(rest, out, pending=self._merger.pending, slow=self._cri_line, marks=self.marks)
             self.indented = None if detected else marked
         elif self.format == CRI:
             self._feed_cri(rest, out)
@@ -241,7 +226,7 @@ class LineParser:
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
-        self._block = (ctx, marked, _full_line_regex(marks).match, _marks_regex(marks).match)
+        self._block = (ctx, marked, _full_line_regex(marks).match, marks_regex(marks).match)
         rest = self._other_line
         slow_before = self._slow_events
         events = [
@@ -421,49 +406,3 @@ def _positions(events: list[LogEvent], marked: list[LogEvent]) -> list[int]:
         position = find(event, position + 1)
         indexes.append(position)
     return indexes
-
-
-def _feed_cri_marked(parser: LineParser, lines: Sequence[bytes], out: list[ParsedLine]) -> list[int] | None:
-    """``LineParser._feed_cri`` that also lists the marked records (a look at each message's first byte;
-    only those a mark may begin with meet the marks); None when a record took the slow path. Kept apart
-    so that ``mode: none`` pays nothing for it."""
-    append = out.append
-    streams = CRI_STREAMS
-    pending = parser._merger.pending
-    slow = parser._cri_line
-    min_ts, max_ts = MIN_TS_LEN, MAX_TS_LEN
-    marks = parser.marks or r"\s*$"
-    maybe, is_marked = _mark_first_bytes(marks), _marks_regex(marks).match
-    marked: list[int] | None = []
-    for line in lines:
-        try:
-            ts, raw_stream, tag, message = line.split(b" ", 3)
-        except ValueError:  # fewer than 4 fields
-            slow(line, False, out)
-            marked = None
-            continue
-        stream = streams.get(raw_stream)
-        if (
-            tag == b"F"
-            and stream is not None
-            and not pending
-            and min_ts <= len(ts) <= max_ts
-            and ts[10] == 84
-            and ts[13] == 58
-            and ts[4] == 45
-            and ts[7] == 45
-            and ts[16] == 58
-        ):
-            try:
-                text = message.decode("utf-8", "replace")
-                append((text, stream, ts.decode("ascii"), False))
-            except UnicodeDecodeError:
-                slow(line, False, out)
-                marked = None
-                continue
-            if marked is not None and (not message or message[0] in maybe) and is_marked(text) is not None:
-                marked.append(len(out) - 1)
-        else:
-            slow(line, False, out)
-            marked = None  # a record the slow path made: the grouper looks itself
-    return marked
