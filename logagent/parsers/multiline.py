@@ -250,6 +250,9 @@ class MultilineGrouper:
             stream = events[position].stream
             floor = previous.get(stream, -1)
             previous[stream] = position
+            if floor == position - 1 and stream in cluster:  # the cluster goes on, no record between
+                cluster[stream].append((position, 0))
+                continue
             window: list[tuple[int, int]] = []  # the stream's records before, back to its last marked one
             reached = True
             for index in range(position - 1, floor, -1):

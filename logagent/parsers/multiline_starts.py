@@ -48,9 +48,9 @@ class StartTest:
         units: dict[object, tuple[StartRule, list[int]]] = {}
         for rule in self.rules:
             units.setdefault(rule.search, (rule, []))[1].append(rule.target)
-        #: per unit: (search, negate, its literals if every match begins with one (else None), its states);
-        #: with the literals, the regex's ``match`` instead of its ``search``, tried where each of them is
-        self._units: tuple[tuple[Callable[..., object], bool, tuple[str, ...] | None, tuple[int, ...]], ...] = ()
+        #: per unit: (search, negate, whether every match begins with one of its literals, its states);
+        #: if so, the regex is searched from the first of them in the line on
+        self._units: tuple[tuple[Callable[..., object], bool, bool, tuple[int, ...]], ...] = ()
         by_literal: dict[str, list[int]] = {}
         direct: list[int] = []
         plan = []
@@ -60,8 +60,7 @@ class StartTest:
             leading = leading_literals(pattern) if literals is not None and pattern is not None else None
             # the search may start at the first literal found only when those are the ones a match begins with
             begins = leading is not None and leading == literals and hasattr(rule.search, "__self__")
-            search = rule.search.__self__.match if begins else rule.search  # type: ignore[attr-defined]
-            plan.append((search, rule.negate, tuple(sorted(literals)) if begins else None, tuple(targets)))
+            plan.append((rule.search, rule.negate, begins, tuple(targets)))
             if literals is None:
                 direct.append(number)
             for literal in sorted(literals or ()):
@@ -120,25 +119,11 @@ class StartTest:
         targets: list[int] = []
         units = self._units
         for number, position in at.items():
-            search, negate, leading, states = units[number]
-            if leading is None:
+            search, negate, begins, states = units[number]
+            if begins:  # every match begins with one of the literals: none before the first one
+                hit = search(line, position) is not None
+            else:
                 hit = (search(line) is None) is negate
-            else:  # every match begins with one of the literals: try where they are, from the first one
-                hit = _match_at_literals(search, line, position, leading)
             if hit:
                 targets += states
         return tuple(sorted(set(targets))) if targets else None
-
-
-def _match_at_literals(match: Callable[..., object], line: str, position: int, literals: tuple[str, ...]) -> bool:
-    """Whether ``match`` matches ``line`` where one of ``literals`` is, from ``position`` (the first such place) on."""
-    while position >= 0:
-        if match(line, position) is not None:
-            return True
-        following = -1
-        for literal in literals:
-            found = line.find(literal, position + 1)
-            if found >= 0 and (following < 0 or found < following):
-                following = found
-        position = following
-    return False
