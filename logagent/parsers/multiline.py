@@ -19,19 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
-from itertools import compress, count
-from operator import attrgetter, itemgetter
 
 from logagent.event import FileContext, LogEvent
+from logagent.parsers.multiline_batch import extend_run, marked_positions, stream_tails
 from logagent.parsers.multiline_machine import Active, Machine
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
 DEFAULT_MAX_BYTES = 131072
-
-_STREAM = attrgetter("stream")
-_MESSAGE = attrgetter("message")
-_FIRST = itemgetter(slice(0, 1))
 
 
 class MultilineStats:
@@ -121,7 +116,7 @@ class MultilineGrouper:
             for event in events:
                 self._take(event, ctx, now, out)
             return out
-        marked = indented if indented is not None else _marked_positions(events, machine)
+        marked = indented if indented is not None else marked_positions(events, machine)
         heads, rests = self._candidates(events, marked)
         if not heads and not self._open:
             return events
@@ -221,8 +216,9 @@ class MultilineGrouper:
             ):
                 group.last = now  # what _take would do, in fewer steps
                 group.add(event, False)
-            else:
-                self._take(event, ctx, now, out, distances.get(index))
+                index, group.nbytes = extend_run(events, index + 1, group.lines, group.nbytes, same, max_lines, max_bytes)
+                continue
+            self._take(event, ctx, now, out, distances.get(index))
             index += 1
         return index
 
@@ -272,7 +268,7 @@ class MultilineGrouper:
                 cluster.pop(stream, None)
                 heads.append((position, 0))
                 heads += window
-        heads += [(i, d) for i, d in _stream_tails(events, lead) if i > previous.get(events[i].stream, -1)]
+        heads += [(i, d) for i, d in stream_tails(events, lead) if i > previous.get(events[i].stream, -1)]
         heads.sort()
         return heads, rests
 
@@ -379,55 +375,6 @@ def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
     if event.ctx is ctx:
         return event
     return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
-
-
-#: how far back the last records of both streams are looked for one by one
-_NEAR = 64
-
-
-def _stream_tails(events: list[LogEvent], lead: int, done: int = 0) -> list[tuple[int, int]]:
-    """(index, distance) of the last ``lead`` records of each stream in ``events[done:]``:
-    distance 1 for a stream's last record, 2 for the one before, ..."""
-    count = len(events)
-    seen: dict[str | None, int] = {}
-    tail: list[tuple[int, int]] = []
-    for index in range(count - 1, max(count - _NEAR, done) - 1, -1):
-        stream = events[index].stream
-        found = seen.get(stream, 0)
-        if found < lead:
-            seen[stream] = found + 1
-            tail.append((index, found + 1))
-            if len(tail) == 2 * lead:  # both streams (stdout, stderr) complete: the usual case
-                return tail
-    rest = count - _NEAR
-    if rest <= done:
-        return tail
-    # One stream, or the other one only further back: look at the rest in C.
-    backwards = list(map(_STREAM, events[done:rest]))[::-1]
-    for stream in set(backwards):
-        position = -1
-        for distance in range(seen.get(stream, 0) + 1, lead + 1):
-            try:
-                position = backwards.index(stream, position + 1)
-            except ValueError:
-                break
-            tail.append((rest - 1 - position, distance))
-    return tail
-
-
-def _marked_positions(events: list[LogEvent], machine: Machine) -> list[int]:
-    """Indexes of the marked records (the parser did not list them): their message matches the marks.
-
-    A look at each message's first character first; only those a mark can begin with meet the regex.
-    """
-    marked, firsts = machine.marked, machine.mark_firsts
-    if marked is None:
-        return [index for index, event in enumerate(events) if not event.message.strip()]
-    if firsts is None:
-        return [index for index, event in enumerate(events) if marked(event.message) is not None]
-    # the first characters looked at in C: a line is not looked at in Python unless a mark may begin it
-    maybe = compress(count(), map(firsts.__contains__, map(_FIRST, map(_MESSAGE, events))))
-    return [index for index in maybe if marked(events[index].message) is not None]
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:
