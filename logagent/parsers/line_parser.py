@@ -373,21 +373,16 @@ def _held_block(
     nothing, if one of them is no full line (a fragment, a malformed line): the block then takes
     the way line by line, in order with the merger."""
     held: list[LogEvent] = []
-    left: list[str] = []
-
-    def hold(line: str) -> LogEvent:
-        event = LogEvent(line, "", "", ctx)  # its fields are set once its line is matched
-        held.append(event)
-        left.append(line)
-        return event
-
+    keep = held.append
     streams = _STR_STREAMS
-    events = [LogEvent(message, streams[stream], timestamp, ctx) if timestamp else hold(other)
+    # a left-over line's event holds the line as its message until the line is matched (no call per line)
+    events = [LogEvent(message, streams[stream], timestamp, ctx) if timestamp
+              else keep(event := LogEvent(other, "", "", ctx)) or event
               for timestamp, stream, message, other in every]
-    if not left:
+    if not held:
         return events, []
-    parsed = _left_lines_regex(marks).findall("\n".join(left))
-    if len(parsed) != len(left):
+    parsed = _left_lines_regex(marks).findall("\n".join([event.message for event in held]))
+    if len(parsed) != len(held):
         return None
     marked: list[LogEvent] = []
     for event, (timestamp, stream, mark, message, _) in zip(held, parsed):
