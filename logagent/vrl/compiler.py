@@ -25,7 +25,9 @@ class Compiler(ExpressionCompiler):
         method = _DISPATCH.get(type(node))
         if method is None:
             raise AssertionError(f"unknown node {node!r}")
-        return method(self, node)
+        compiled = method(self, node)
+        self.notes[id(node), "c"] = (node, compiled)
+        return compiled
 
     def compile_statements(self, statements: tuple[Any, ...]) -> Compiled:
         compiled = []
@@ -156,10 +158,13 @@ class Compiler(ExpressionCompiler):
     def target_of(self, node: Any) -> tuple[str, int, tuple[str | int, ...]]:
         """(".", "%" or "var", variable slot or -1, segments) of an assignment target."""
         if isinstance(node, Variable):
-            return "var", self.variable_slot(node.name), ()
-        if isinstance(node.base, Variable):
-            return "var", self.variable_slot(node.base.name), node.segments
-        return node.base, -1, node.segments
+            target: tuple[str, int, tuple[str | int, ...]] = ("var", self.variable_slot(node.name), ())
+        elif isinstance(node.base, Variable):
+            target = ("var", self.variable_slot(node.base.name), node.segments)
+        else:
+            target = (node.base, -1, node.segments)
+        self.notes[id(node), "target"] = (node, target)
+        return target
 
     def variable_slot(self, name: str) -> int:
         found = self.types.lookup(name)

@@ -50,6 +50,10 @@ class ExpressionCompiler:
         self.reads: set[tuple[str, tuple[str | int, ...]]] = set()
         self.writes: set[tuple[str, tuple[str | int, ...]]] = set()
         self.impure = False
+        #: (id(node), what) -> (node, fact): what compiling each node found, for the batch compiler
+        #: (``vrl/batch_compiler.py``): "c" its Compiled, "slot" a variable's slot, "target" an
+        #: assignment target's (root, slot, segments). The node is kept so that its id stays its own.
+        self.notes: dict[tuple[int, str], tuple[Any, Any]] = {}
 
     def compile(self, node: Any) -> Compiled:
         raise NotImplementedError
@@ -107,6 +111,7 @@ class ExpressionCompiler:
             raise self.diagnostics.error("E701", "call to undefined variable", node.offset, node.end,
                                          ("undefined variable",))
         slot, kind = found
+        self.notes[id(node), "slot"] = (node, slot)
         return Compiled(lambda frame: frame.variables[slot], kind)
 
     def compile_query(self, node: Query) -> Compiled:

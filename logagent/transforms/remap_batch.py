@@ -1,0 +1,272 @@
+"""A batch of records of one file context through a batch program (``vrl/batch_compiler.py``), and back.
+
+``EventsSource`` gives the program the records' fields as columns without
+making a dict per record: a context field is one uniform value for the whole
+batch, a per-line field one list. After the run, ``BatchEvents.events``
+makes each record's new event from the columns the program wrote:
+
+- a top-level field the program gave every record the same value (a
+  rename of a context field, a constant, ``.app = .kubernetes.container_name``)
+  goes into a context derived once (and kept in ``ctx.memo`` while the
+  values stay the same), so it is encoded once per file, not per record;
+- a field with a value per record goes into the record's own ``fields``;
+  objects there are kept encoded (``msgspec.Raw``, which ``LogEvent``
+  allows): a record waiting for its sink then holds its JSON text, not a
+  tree of Python objects;
+- records whose program failed or aborted come out as (reason, message).
+
+The records are those of ``remap_records.target_to_event``: the same
+fields and values; only which of them live in the context differs.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Any
+
+import msgspec
+
+from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
+from logagent.transforms.remap_records import _timestamp, plain
+from logagent.vrl.batch_run import ABORTED, BatchRun
+from logagent.vrl.batch_values import ABSENT, Column, Uniform, types_of
+from logagent.vrl.runtime import VrlRuntimeError
+from logagent.vrl.timestamps import format_rfc3339, to_timestamp
+from logagent.vrl.value import Timestamp
+
+#: reasons of ``logagent_component_errors_total`` for remap
+RUNTIME_ERROR = "vrl_runtime_error"
+ABORTED_REASON = "aborted"
+
+#: values that are the same in a record as in a program
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _encoded_value(value: Any) -> Any:
+    """What msgspec cannot encode by itself: timestamps as RFC 3339 text, regexes as their pattern."""
+    if type(value) is Timestamp:
+        return format_rfc3339(value)
+    if getattr(value, "is_vrl_regex", False):
+        return value.pattern
+    raise TypeError(f"not a VRL value: {type(value).__name__}")
+
+
+_encode = msgspec.json.Encoder(enc_hook=_encoded_value).encode
+
+
+class EventsSource:
+    """The columns of a batch of events sharing ``ctx``, none with per-record ``fields``."""
+
+    __slots__ = ("events", "ctx", "n", "timestamp_seen")
+
+    def __init__(self, events: list[LogEvent], ctx: FileContext, timestamp_seen: bool) -> None:
+        self.events = events
+        self.ctx = ctx
+        self.n = len(events)
+        self.timestamp_seen = timestamp_seen
+
+    def column(self, key: str) -> tuple[Column, set[int] | None]:
+        events = self.events
+        if key == "message":
+            return [e.message for e in events], None  # a string: an event without fields has one
+        if key == "stream":
+            return _line_column([e.stream for e in events])
+        if key == "timestamp":
+            stamps = [e.timestamp for e in events]
+            if self.timestamp_seen:
+                stamps = [None if t is None else to_timestamp(t) for t in stamps]
+            return _line_column(stamps)
+        if key == "truncated":
+            return _line_column([True if e.truncated else None for e in events])
+        return Uniform(self.ctx.fields.get(key, ABSENT)), None
+
+
+def _line_column(values: list[Any]) -> tuple[Column, set[int] | None]:
+    """A per-line field's column: None is its absence."""
+    if None not in values:
+        return values, None
+    absent = {i for i, value in enumerate(values) if value is None}
+    return (Uniform(ABSENT), None) if len(absent) == len(values) else (values, absent)
+
+
+def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
+    """Per record of ``source``: its new LogEvent, or (reason, message) when its program failed or aborted."""
+    events, n = source.events, run.n
+    finals = {key: run.final(key) for key in run.written}
+    stamps = _timestamps(run, finals["timestamp"], events) if "timestamp" in finals else None
+    failed = run.failed
+    alive = [i for i in range(n) if i not in failed] if failed else None
+    picked = events if alive is None else [events[i] for i in alive]
+    ctx, own = _context(finals, source.ctx, memo_key)
+    columns = [(key, *_aligned(col, absent, alive, len(picked))) for key, col, absent in own]
+    if "message" in finals:
+        messages, non_text = _messages(*_aligned(*finals["message"], alive, len(picked)))
+        if non_text is not None:
+            columns.append(non_text)
+    else:
+        messages = [e.message for e in picked]
+    fields = _fields(columns, messages)
+    if "stream" in finals:
+        values, absent = _aligned(*finals["stream"], alive, len(picked))
+        streams = [None if absent and p in absent else v if type(v) in _LEAVES else plain(v)
+                   for p, v in enumerate(values)]
+    else:
+        streams = [e.stream for e in picked]
+    timestamps = [e.timestamp for e in picked] if stamps is None else \
+        stamps if alive is None else [stamps[i] for i in alive]
+    if "truncated" in finals:
+        values, absent = _aligned(*finals["truncated"], alive, len(picked))
+        truncated = [v is True and not (absent and p in absent) for p, v in enumerate(values)]
+    else:
+        truncated = [e.truncated for e in picked]
+    made = list(map(LogEvent, messages, streams, timestamps, repeat(ctx), truncated,
+                    repeat(None) if fields is None else fields))
+    if alive is None:
+        return made
+    outcomes: list[Any] = [None] * n
+    for i, event in zip(alive, made):
+        outcomes[i] = event
+    for i, (outcome, error) in failed.items():
+        outcomes[i] = (ABORTED_REASON if outcome == ABORTED else RUNTIME_ERROR, str(error))
+    return outcomes
+
+
+def _aligned(col: Column, absent: set[int] | None, alive: list[int] | None, m: int) -> tuple[list[Any], set[int]]:
+    """(a field's values for the live records, the positions among them where it is absent)."""
+    if type(col) is Uniform:
+        if col.value is ABSENT:
+            return [None] * m, set(range(m))
+        return [col.value] * m, set()
+    if alive is None:
+        return col, absent or set()
+    values = [col[i] for i in alive]
+    if not absent:
+        return values, set()
+    return values, {p for p, i in enumerate(alive) if i in absent}
+
+
+def _timestamps(run: BatchRun, final: tuple[Column, set[int] | None], events: list[LogEvent]) -> list[Any]:
+    """Each record's new ``timestamp`` text (a record whose value cannot be one fails, as per record)."""
+    col, absent = final
+    stamps: list[Any] = [None] * run.n
+    errors = {}
+    for i, event in enumerate(events):
+        if i in run.failed or (absent and i in absent):
+            continue
+        value = col.value if type(col) is Uniform else col[i]
+        try:
+            stamps[i] = _timestamp(None if value is ABSENT else value, event.timestamp)
+        except VrlRuntimeError as exc:
+            errors[i] = exc
+    if errors:
+        run.fail(errors)
+    return stamps
+
+
+def _context(finals: dict[str, tuple[Column, set[int] | None]], ctx: FileContext,
+             memo_key: Any) -> tuple[FileContext, list[tuple[str, Column, set[int] | None]]]:
+    """(the records' context, the columns of their own fields).
+
+    A field written with one value for all records is a change of the
+    context; a context field with values per record leaves it.
+    """
+    shared = ctx.fields
+    changes: dict[str, Any] = {}
+    own = []
+    for key, (col, absent) in finals.items():
+        if key in PER_LINE_KEYS:
+            continue
+        if type(col) is Uniform:
+            if col.value is not shared.get(key, ABSENT):
+                changes[key] = col.value
+        else:
+            own.append((key, col, absent))
+            if key in shared:
+                changes[key] = ABSENT
+    return (derived(ctx, changes, memo_key) if changes else ctx), own
+
+
+def derived(ctx: FileContext, changes: dict[str, Any], memo_key: Any) -> FileContext:
+    """``ctx`` with ``changes`` (ABSENT: removed); the last one made is kept in ``ctx.memo`` for the next batch."""
+    signature = tuple((key, None if value is ABSENT else _encode(value)) for key, value in changes.items())
+    kept = ctx.memo.get(memo_key)
+    if kept is not None and kept[0] == signature:
+        return kept[1]  # type: ignore[no-any-return]
+    fields = {}
+    for key, value in ctx.fields.items():
+        if key in changes:
+            value = changes[key]
+            if value is ABSENT:
+                continue
+            value = plain(value)
+        fields[key] = value
+    for key, value in changes.items():
+        if key not in ctx.fields and value is not ABSENT:
+            fields[key] = plain(value)
+    made = FileContext(fields)
+    ctx.memo[memo_key] = (signature, made)
+    return made
+
+
+def _messages(values: list[Any], absent: set[int]) -> tuple[list[Any], tuple[str, list[Any], set[int]] | None]:
+    """(the messages, the column of those that are not strings, which are fields of their record)."""
+    if not absent and types_of(values) == {str}:
+        return values, None
+    messages = [None if absent and p in absent else v if type(v) is str else None for p, v in enumerate(values)]
+    kept = absent | {p for p, v in enumerate(values) if type(v) is str}
+    return messages, ("message", values, kept)
+
+
+def _fields(columns: list[tuple[str, list[Any], set[int]]], messages: list[Any]) -> list[Any] | None:
+    """Each record's own fields (objects encoded), or None when no record has any."""
+    if not columns:
+        if None not in messages:
+            return None
+        return [{} if message is None else None for message in messages]
+    keys = [key for key, _, _ in columns]
+    rows = _rows(keys, [_stored_column(values) for _, values, _ in columns])
+    for key, _, absent in columns:
+        for p in absent:
+            del rows[p][key]
+    if all(absent for _, _, absent in columns):
+        for p in set.intersection(*[absent for _, _, absent in columns]):
+            if messages[p] is not None:
+                rows[p] = None
+    return rows
+
+
+def _rows(keys: list[str], columns: list[list[Any]]) -> list[dict[str, Any]]:
+    """A new dict per record of these keys and values (dict displays: the cheapest way to make small dicts)."""
+    if len(keys) == 1:
+        k1 = keys[0]
+        return [{k1: a} for a in columns[0]]
+    if len(keys) == 2:
+        k1, k2 = keys
+        return [{k1: a, k2: b} for a, b in zip(*columns)]
+    if len(keys) == 3:
+        k1, k2, k3 = keys
+        return [{k1: a, k2: b, k3: c} for a, b, c in zip(*columns)]
+    if len(keys) == 4:
+        k1, k2, k3, k4 = keys
+        return [{k1: a, k2: b, k3: c, k4: d} for a, b, c, d in zip(*columns)]
+    return [dict(zip(keys, row)) for row in zip(*columns)]
+
+
+def _stored_column(values: list[Any]) -> list[Any]:
+    """Values as a record keeps them: objects as their encoded text (``msgspec.Raw``), others plain."""
+    kinds = types_of(values)
+    if kinds <= _LEAVES:
+        return values
+    if kinds <= _OBJECTS:
+        return [None if value is None else _raw(_encode(value)) for value in values]
+    return [value if type(value) in _LEAVES else _stored(value) for value in values]
+
+
+def _stored(value: Any) -> Any:
+    if type(value) is dict:
+        return _raw(_encode(value))
+    return plain(value)
+
+
+_raw = msgspec.Raw
+_OBJECTS = frozenset({dict, type(None)})
