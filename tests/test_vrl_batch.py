@@ -20,7 +20,7 @@ import pytest
 
 from benchmarks.remap import CONTEXT, DEEPFLOW
 from logagent.acks import AckGroup, Batch
-from logagent.encoding import encode_json
+from logagent.encoding import encode_json, encode_ndjson
 from logagent.event import FileContext, LogEvent
 from logagent.transforms.remap import RemapTransform
 from logagent.transforms.remap_config import RemapConfig
@@ -178,6 +178,7 @@ def test_transform_batches_make_the_per_record_events(source: str, options: dict
             if type(record) is dict or not (options.get("drop_on_error") or record[0] == "aborted")]
     assert kept == want
     for name, batch in outputs:
+        assert encode_ndjson(batch.events) == b"".join(encode_json(e) + b"\n" for e in batch.events)
         for event in batch.events:  # the event model's promises
             assert event.fields is None or event.fields or event.message is None
             assert not (event.fields and set(event.fields) & set(event.ctx.fields))

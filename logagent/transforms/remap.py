@@ -75,7 +75,10 @@ class RemapTransform(Transform):
             ctx = _common_context(batch)
             if ctx is not None:
                 source = EventsSource(events, ctx, self.timestamp_seen)
-                outcomes = new_events(self.program.batch.run(source), source, self._batch_key)
+                run = self.program.batch.run(source)
+                outcomes = new_events(run, source, self._batch_key)
+                if not run.failed:  # every record made an event
+                    return self._outputs(batch, outcomes, dropped)
                 for event, outcome in zip(events, outcomes):
                     if type(outcome) is LogEvent:
                         kept.append(outcome)
