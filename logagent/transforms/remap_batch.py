@@ -21,7 +21,8 @@ fields and values; only which of them live in the context differs.
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 import msgspec
@@ -65,7 +66,7 @@ class EventsSource:
         self.n = len(events)
         self.timestamp_seen = timestamp_seen
 
-    def column(self, key: str) -> tuple[Column, set[int] | None]:
+    def column(self, key: str) -> tuple[Column, list[bool] | None]:
         events = self.events
         if key == "message":
             return [e.message for e in events], None  # a string: an event without fields has one
@@ -81,12 +82,12 @@ class EventsSource:
         return Uniform(self.ctx.fields.get(key, ABSENT)), None
 
 
-def _line_column(values: list[Any]) -> tuple[Column, set[int] | None]:
+def _line_column(values: list[Any]) -> tuple[Column, list[bool] | None]:
     """A per-line field's column: None is its absence."""
     if None not in values:
         return values, None
-    absent = {i for i, value in enumerate(values) if value is None}
-    return (Uniform(ABSENT), None) if len(absent) == len(values) else (values, absent)
+    present = [value is not None for value in values]
+    return (Uniform(ABSENT), None) if True not in present else (values, present)
 
 
 def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
@@ -97,26 +98,28 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
     failed = run.failed
     alive = [i for i in range(n) if i not in failed] if failed else None
     picked = events if alive is None else [events[i] for i in alive]
+    m = len(picked)
     ctx, own = _context(finals, source.ctx, memo_key)
-    columns = [(key, *_aligned(col, absent, alive, len(picked))) for key, col, absent in own]
+    columns = [(key, *_aligned(col, present, alive, m)) for key, col, present in own]
     if "message" in finals:
-        messages, non_text = _messages(*_aligned(*finals["message"], alive, len(picked)))
+        messages, non_text = _messages(*_aligned(*finals["message"], alive, m))
         if non_text is not None:
             columns.append(non_text)
     else:
         messages = [e.message for e in picked]
     fields = _fields(columns, messages)
     if "stream" in finals:
-        values, absent = _aligned(*finals["stream"], alive, len(picked))
-        streams = [None if absent and p in absent else v if type(v) in _LEAVES else plain(v)
-                   for p, v in enumerate(values)]
+        values, present = _aligned(*finals["stream"], alive, m)
+        streams = [v if type(v) in _LEAVES else plain(v) for v in values] if present is None else \
+            [(v if type(v) in _LEAVES else plain(v)) if there else None for v, there in zip(values, present)]
     else:
         streams = [e.stream for e in picked]
     timestamps = [e.timestamp for e in picked] if stamps is None else \
         stamps if alive is None else [stamps[i] for i in alive]
     if "truncated" in finals:
-        values, absent = _aligned(*finals["truncated"], alive, len(picked))
-        truncated = [v is True and not (absent and p in absent) for p, v in enumerate(values)]
+        values, present = _aligned(*finals["truncated"], alive, m)
+        truncated = [v is True for v in values] if present is None else \
+            [v is True and there for v, there in zip(values, present)]
     else:
         truncated = [e.truncated for e in picked]
     made = list(map(LogEvent, messages, streams, timestamps, repeat(ctx), truncated,
@@ -131,27 +134,25 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
     return outcomes
 
 
-def _aligned(col: Column, absent: set[int] | None, alive: list[int] | None, m: int) -> tuple[list[Any], set[int]]:
-    """(a field's values for the live records, the positions among them where it is absent)."""
+def _aligned(col: Column, present: list[bool] | None, alive: list[int] | None,
+             m: int) -> tuple[list[Any], list[bool] | None]:
+    """(a field's values for the live records, whether each has it; None: all do)."""
     if type(col) is Uniform:
         if col.value is ABSENT:
-            return [None] * m, set(range(m))
-        return [col.value] * m, set()
+            return [None] * m, [False] * m
+        return [col.value] * m, None
     if alive is None:
-        return col, absent or set()
-    values = [col[i] for i in alive]
-    if not absent:
-        return values, set()
-    return values, {p for p, i in enumerate(alive) if i in absent}
+        return col, present
+    return [col[i] for i in alive], None if present is None else [present[i] for i in alive]
 
 
-def _timestamps(run: BatchRun, final: tuple[Column, set[int] | None], events: list[LogEvent]) -> list[Any]:
+def _timestamps(run: BatchRun, final: tuple[Column, list[bool] | None], events: list[LogEvent]) -> list[Any]:
     """Each record's new ``timestamp`` text (a record whose value cannot be one fails, as per record)."""
-    col, absent = final
+    col, present = final
     stamps: list[Any] = [None] * run.n
     errors = {}
     for i, event in enumerate(events):
-        if i in run.failed or (absent and i in absent):
+        if i in run.failed or (present is not None and not present[i]):
             continue
         value = col.value if type(col) is Uniform else col[i]
         try:
@@ -163,8 +164,8 @@ def _timestamps(run: BatchRun, final: tuple[Column, set[int] | None], events: li
     return stamps
 
 
-def _context(finals: dict[str, tuple[Column, set[int] | None]], ctx: FileContext,
-             memo_key: Any) -> tuple[FileContext, list[tuple[str, Column, set[int] | None]]]:
+def _context(finals: dict[str, tuple[Column, list[bool] | None]], ctx: FileContext,
+             memo_key: Any) -> tuple[FileContext, list[tuple[str, Column, list[bool] | None]]]:
     """(the records' context, the columns of their own fields).
 
     A field written with one value for all records is a change of the
@@ -173,14 +174,14 @@ def _context(finals: dict[str, tuple[Column, set[int] | None]], ctx: FileContext
     shared = ctx.fields
     changes: dict[str, Any] = {}
     own = []
-    for key, (col, absent) in finals.items():
+    for key, (col, present) in finals.items():
         if key in PER_LINE_KEYS:
             continue
         if type(col) is Uniform:
             if col.value is not shared.get(key, ABSENT):
                 changes[key] = col.value
         else:
-            own.append((key, col, absent))
+            own.append((key, col, present))
             if key in shared:
                 changes[key] = ABSENT
     return (derived(ctx, changes, memo_key) if changes else ctx), own
@@ -208,16 +209,18 @@ def derived(ctx: FileContext, changes: dict[str, Any], memo_key: Any) -> FileCon
     return made
 
 
-def _messages(values: list[Any], absent: set[int]) -> tuple[list[Any], tuple[str, list[Any], set[int]] | None]:
+def _messages(values: list[Any], present: list[bool] | None) -> tuple[list[Any], Any]:
     """(the messages, the column of those that are not strings, which are fields of their record)."""
-    if not absent and types_of(values) == {str}:
+    if present is None and types_of(values) == {str}:
         return values, None
-    messages = [None if absent and p in absent else v if type(v) is str else None for p, v in enumerate(values)]
-    kept = absent | {p for p, v in enumerate(values) if type(v) is str}
-    return messages, ("message", values, kept)
+    if present is None:
+        present = [True] * len(values)
+    messages = [v if type(v) is str and there else None for v, there in zip(values, present)]
+    own = [there and type(v) is not str for v, there in zip(values, present)]
+    return messages, ("message", values, own)
 
 
-def _fields(columns: list[tuple[str, list[Any], set[int]]], messages: list[Any]) -> list[Any] | None:
+def _fields(columns: list[tuple[str, list[Any], list[bool] | None]], messages: list[Any]) -> list[Any] | None:
     """Each record's own fields (objects encoded), or None when no record has any."""
     if not columns:
         if None not in messages:
@@ -225,12 +228,13 @@ def _fields(columns: list[tuple[str, list[Any], set[int]]], messages: list[Any])
         return [{} if message is None else None for message in messages]
     keys = [key for key, _, _ in columns]
     rows = _rows(keys, [_stored_column(values) for _, values, _ in columns])
-    for key, _, absent in columns:
-        for p in absent:
-            del rows[p][key]
-    if all(absent for _, _, absent in columns):
-        for p in set.intersection(*[absent for _, _, absent in columns]):
-            if messages[p] is not None:
+    for key, _, present in columns:
+        if present is not None:
+            for p in compress(range(len(rows)), map(not_, present)):
+                del rows[p][key]
+    if all(present is not None for _, _, present in columns):
+        for p, row in enumerate(rows):
+            if not row and messages[p] is not None:
                 rows[p] = None
     return rows
 

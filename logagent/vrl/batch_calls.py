@@ -70,7 +70,7 @@ def compile_batch_call(compiler: Any, node: Call) -> BatchEvaluator:
 
     def checked_call(run: BatchRun, sel: list[int]) -> Values:
         values = [NULL if arg is None else arg(run, sel) for arg in args]
-        bad = _kind_failures(values, checks, sel, wrap)
+        bad = _kind_failures(run, values, checks, sel, wrap)
         if not bad:
             return form(run, sel, values, wrap, checked_call)
         keep = [p for p, i in enumerate(sel) if i not in bad]
@@ -88,7 +88,7 @@ def compile_batch_call(compiler: Any, node: Call) -> BatchEvaluator:
     return checked_call
 
 
-def _kind_failures(values: list[Values], checks: tuple[tuple[int, int], ...], sel: list[int],
+def _kind_failures(run: BatchRun, values: list[Values], checks: tuple[tuple[int, int], ...], sel: list[int],
                    wrap: Any) -> dict[int, Exception]:
     """Records whose argument is of a kind its parameter does not take: record -> VRL's error."""
     bad: dict[int, Exception] = {}
@@ -100,7 +100,7 @@ def _kind_failures(values: list[Values], checks: tuple[tuple[int, int], ...], se
                 for i in sel:
                     bad.setdefault(i, error)
             continue
-        for kind in set(map(type, value)):
+        for kind in run.types(value):
             if not KIND_BITS.get(kind, _REGEX_BIT) & mask:
                 for i, v in zip(sel, value):
                     if type(v) is kind and i not in bad:

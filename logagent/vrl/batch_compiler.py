@@ -271,7 +271,7 @@ class BatchCompiler(BatchExpressions):
                 return delete_variable
 
             def delete_in_variable(run: BatchRun, sel: list[int]) -> Values:
-                kept, removed = _deleted(run.variable(slot, sel), segments)
+                kept, removed = _deleted(run, run.variable(slot, sel), segments)
                 run.assign(slot, sel, kept)
                 return removed
 
@@ -288,7 +288,7 @@ class BatchCompiler(BatchExpressions):
             return delete_field
 
         def delete_nested(run: BatchRun, sel: list[int]) -> Values:
-            kept, removed = _deleted(run.values(first, sel), rest)  # type: ignore[arg-type]
+            kept, removed = _deleted(run, run.values(first, sel), rest)  # type: ignore[arg-type]
             run.write(first, sel, kept, KEEP)  # type: ignore[arg-type]
             return removed
 
@@ -328,12 +328,12 @@ def _paired(function: Callable[[Any, Any, Any], Any], current: Values, segments:
     return [function(c, segments, v) for c, v in zip(spread(current), spread(values))]
 
 
-def _deleted(current: Values, segments: tuple[str | int, ...]) -> tuple[Values, Values]:
+def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...]) -> tuple[Values, Values]:
     """(values without the path, the values removed)."""
     if type(current) is Uniform:
         kept, removed = delete_path(current.value, segments)
         return Uniform(kept), Uniform(removed)
-    if len(segments) == 1 and type(segments[0]) is str and set(map(type, current)) == {dict}:
+    if len(segments) == 1 and type(segments[0]) is str and run.types(current) == {dict}:
         key = segments[0]
         removed = list(map(dict.get, current, repeat(key)))
         holding = list(map(dict.__contains__, current, repeat(key)))

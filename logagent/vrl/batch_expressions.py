@@ -19,7 +19,8 @@ from . import operations
 from .ast import EVENT, ArrayLiteral, Binary, Block, Call, If, Literal, ObjectLiteral, Query, RegexLiteral, Template, \
     Unary, Variable
 from .batch_run import BatchRun
-from .batch_values import FALSE, NULL, BatchErrors, Uniform, Values, apply, interleave, split, spread, without
+from .batch_values import FALSE, NULL, BatchErrors, Uniform, Values, apply, interleave, split, spread, types_of, without
+from .value import Kind
 from .expressions import Compiled
 from .runtime import VrlRuntimeError, get_path, kind_name
 
@@ -164,7 +165,8 @@ class BatchExpressions:
                 raise Unsupported("effects on the left of ??")
             return coalesce(left, right)
         if op == "&&":
-            return _and(left, right)
+            return _and(left, right, self.compiled(node.left).type.kinds == Kind.BOOLEAN,
+                        self.compiled(node.right).type.kinds == Kind.BOOLEAN)
         if op == "||":
             return _or(left, right)
         if op in ("==", "!="):
@@ -216,7 +218,7 @@ def navigated(base: BatchEvaluator, segments: tuple[str | int, ...]) -> BatchEva
         if type(values) is Uniform:
             return Uniform(step(values.value))
         if key is not None:
-            return field_of(values, key)
+            return field_of(values, key) if run.types(values) != {dict} else list(map(dict.get, values, repeat(key)))
         return list(map(step, values))
 
     return read
@@ -224,7 +226,7 @@ def navigated(base: BatchEvaluator, segments: tuple[str | int, ...]) -> BatchEva
 
 def field_of(values: list[Any], key: str) -> list[Any]:
     """Each value's field ``key`` (null where it is not an object or has no such field)."""
-    if set(map(type, values)) == {dict}:
+    if types_of(values) == {dict}:
         return list(map(dict.get, values, repeat(key)))
     return [value.get(key) if type(value) is dict else None for value in values]
 
@@ -267,7 +269,9 @@ def attempt(evaluator: BatchEvaluator, run: BatchRun, sel: list[int]) -> tuple[V
     return NULL, current, errors
 
 
-def _and(left: BatchEvaluator, right: BatchEvaluator) -> BatchEvaluator:
+def _and(left: BatchEvaluator, right: BatchEvaluator, boolean: bool, right_boolean: bool) -> BatchEvaluator:
+    """``&&`` (``boolean``/``right_boolean``: that side's type is exactly boolean, so its values are bools)."""
+
     def both(run: BatchRun, sel: list[int]) -> Values:
         firsts = left(run, sel)
         if type(firsts) is Uniform:
@@ -276,14 +280,14 @@ def _and(left: BatchEvaluator, right: BatchEvaluator) -> BatchEvaluator:
                 return FALSE
             if first is not True:
                 raise BatchErrors(dict.fromkeys(sel, _and_error(first, True)))
-            return _and_right(right(run, sel), sel)
-        if set(map(type, firsts)) == {bool}:
+            return _and_right(right(run, sel), sel, right_boolean)
+        if boolean or run.types(firsts) == {bool}:
             if False not in firsts:
-                return _and_right(right(run, sel), sel)
+                return _and_right(right(run, sel), sel, right_boolean)
             chosen = list(compress(sel, firsts))
             if not chosen:
                 return FALSE
-            return interleave(sel, firsts, _and_right(right(run, chosen), chosen), FALSE)
+            return interleave(sel, firsts, _and_right(right(run, chosen), chosen, right_boolean), FALSE)
         errors = {i: _and_error(first, True) for i, first in zip(sel, firsts)
                   if first is not True and first is not False and first is not None}
         if errors:
@@ -292,12 +296,12 @@ def _and(left: BatchEvaluator, right: BatchEvaluator) -> BatchEvaluator:
         chosen = list(compress(sel, mask))
         if not chosen:
             return FALSE
-        return interleave(sel, mask, _and_right(right(run, chosen), chosen), FALSE)
+        return interleave(sel, mask, _and_right(right(run, chosen), chosen, right_boolean), FALSE)
 
     return both
 
 
-def _and_right(seconds: Values, sel: list[int]) -> Values:
+def _and_right(seconds: Values, sel: list[int], boolean: bool) -> Values:
     if type(seconds) is Uniform:
         second = seconds.value
         if second is True or second is False:
@@ -305,7 +309,7 @@ def _and_right(seconds: Values, sel: list[int]) -> Values:
         if second is None:
             return FALSE
         raise BatchErrors(dict.fromkeys(sel, _and_error(second, False)))
-    if set(map(type, seconds)) == {bool}:
+    if boolean or types_of(seconds) == {bool}:
         return seconds
     errors = {i: _and_error(second, False) for i, second in zip(sel, seconds)
               if second is not True and second is not False and second is not None}

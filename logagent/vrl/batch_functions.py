@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from itertools import compress
+from operator import is_, not_
 from typing import Annotated, Any, Union
 
 import msgspec
 
 from .ast import Call
 from .batch_run import BatchRun
-from .batch_values import BatchErrors, Uniform, Values, apply
+from .batch_values import FALSE, TRUE, BatchErrors, Uniform, Values, apply
 from .function import ArgInfo, FunctionError
 from .stdlib.types import _JSON_ENDS, _JSON_STARTS, _JSON_WHITESPACE
 from .value import Timestamp
@@ -89,6 +91,11 @@ def _type_test(kind: type) -> Form:
         items = values[0]
         if type(items) is Uniform:
             return Uniform(type(items.value) is kind)
+        kinds = run.types(items)
+        if kind not in kinds:
+            return FALSE
+        if len(kinds) == 1:
+            return TRUE
         return [type(item) is kind for item in items]
 
     return test
@@ -97,7 +104,7 @@ def _type_test(kind: type) -> Form:
 def _assertion(kind: type, implementation: Callable[..., Any]) -> Form:
     def assertion(run: BatchRun, sel: list[int], values: list[Values], wrap: Any, source: Any) -> Values:
         items = values[0]
-        if type(items) is not Uniform and set(map(type, items)) <= {kind}:
+        if type(items) is not Uniform and run.types(items) <= {kind}:
             return items
         return apply(implementation, sel, values, wrap, True, source)
 
@@ -109,12 +116,16 @@ def _parse_json(implementation: Callable[..., Any]) -> Form:
         texts, lossy = values[0], values[2]
         if type(texts) is Uniform or type(lossy) is not Uniform:
             return apply(implementation, sel, values, wrap, True, source)
-        cache = run.cache.get(_JSON_CACHE)
-        if cache is not None:
-            hits = list(map(cache.get, map(id, texts)))
-            if None not in hits:
-                return [hit[1] for hit in hits]  # the same string objects: the cache holds them
+        kept = run.cache.get(_JSON_CACHE)
+        if kept is not None:
+            candidates, decoded, by_id = kept
+            if len(candidates) == len(texts) and all(map(is_, candidates, texts)) and None not in decoded:
+                return decoded  # is_json decoded exactly these texts
+            if by_id is None:
+                by_id = {id(text): value for text, value in zip(candidates, decoded) if value is not None}
+                run.cache[_JSON_CACHE] = (candidates, decoded, by_id)
         else:
+            by_id = None
             try:
                 return list(map(_flat_object, texts))
             except (msgspec.DecodeError, UnicodeError):
@@ -122,10 +133,10 @@ def _parse_json(implementation: Callable[..., Any]) -> Form:
         lossy_value = lossy.value
 
         def parse(text: Any) -> Any:
-            if cache is not None:
-                hit = cache.get(id(text))
-                if hit is not None:
-                    return hit[1]
+            if by_id is not None:
+                value = by_id.get(id(text))  # the cache holds the texts: an id is theirs
+                if value is not None:
+                    return value
             try:
                 return _flat_object(text)
             except (msgspec.DecodeError, UnicodeError):
@@ -141,27 +152,22 @@ def _is_json(implementation: Callable[..., Any], keep: bool) -> Form:
         texts = values[0]
         if type(texts) is Uniform:
             return apply(implementation, sel, values, wrap, True, source)
-        results = [False] * len(texts)
-        objects = [p for p, text in enumerate(texts) if text[:1] == "{"]
-        others = [p for p, text in enumerate(texts) if text[:1] != "{" and text[:1] in _FIRST and text[-1:] in _LAST]
-        if objects:
-            candidates = [texts[p] for p in objects]
-            try:
-                decoded: list[Any] = list(map(_flat_object, candidates))
-            except (msgspec.DecodeError, UnicodeError):
-                decoded = [_flat_or_none(text) for text in candidates]
-            for p, text, value in zip(objects, candidates, decoded):
+        results = [text[:1] == "{" for text in texts]
+        candidates = list(compress(texts, results))
+        try:
+            decoded: list[Any] = list(map(_flat_object, candidates))
+        except (msgspec.DecodeError, UnicodeError):
+            decoded = [_flat_or_none(text) for text in candidates]
+            for p, value in zip(compress(range(len(texts)), results), decoded):
                 if value is None:
-                    others.append(p)
-                else:
-                    results[p] = True
-            if keep:
-                cache = run.cache.get(_JSON_CACHE)
-                if cache is None:
-                    cache = run.cache[_JSON_CACHE] = {}
-                cache.update((id(text), (text, value)) for text, value in zip(candidates, decoded) if value is not None)
-        for p in others:
-            results[p] = implementation(texts[p], None)
+                    results[p] = implementation(texts[p], None)
+        if keep:
+            run.cache[_JSON_CACHE] = (candidates, decoded, None)
+        if len(candidates) < len(texts):
+            for p in compress(range(len(texts)), map(not_, results)):
+                text = texts[p]
+                if text[-1:] in _LAST and text[:1] in _FIRST and text[:1] != "{":
+                    results[p] = implementation(text, None)
         return results
 
     return is_json

@@ -24,11 +24,11 @@ class RecordsSource:
         self.records = records
         self.n = len(records)
 
-    def column(self, key: str) -> tuple[Column, set[int] | None]:
-        absent = {i for i, record in enumerate(self.records) if key not in record}
-        if len(absent) == self.n:
+    def column(self, key: str) -> tuple[Column, list[bool] | None]:
+        present = [key in record for record in self.records]
+        if True not in present:
             return Uniform(ABSENT), None
-        return [record.get(key) for record in self.records], absent or None
+        return [record.get(key) for record in self.records], None if False not in present else present
 
 
 def run_records(program: BatchProgram, records: list[dict[str, Any]]) -> list[tuple[str, Any]]:
@@ -42,9 +42,9 @@ def outcome(run: BatchRun, i: int, record: dict[str, Any]) -> tuple[str, Any]:
         return failed[0], str(failed[1])
     event = dict(record)
     for key in run.written:
-        col, absent = run.final(key)
+        col, present = run.final(key)
         value = col.value if type(col) is Uniform else col[i]
-        if value is ABSENT or (absent is not None and i in absent):
+        if value is ABSENT or (present is not None and not present[i]):
             event.pop(key, None)
         else:
             event[key] = value

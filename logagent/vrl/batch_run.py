@@ -2,13 +2,13 @@
 
 A *column* holds one top-level field of the event, or one variable, for all
 n records: a list indexed by record number (a field's list holds None where
-the field is absent, and ``absent[key]`` says where), or a Uniform
-(``Uniform(ABSENT)``: absent from every record). Reading a field for a
+the field is absent, and ``present[key]``, a list of booleans, says where it
+is there), or a Uniform (``Uniform(ABSENT)``: absent from every record). Reading a field for a
 selection picks its values; writing it for part of the records makes a new
 column, but not at once: a write for a selection is kept *pending* with
 that selection's values, so that the next statements of the same block
-(which run for the same selection object) read and replace it without
-touching the full column. It is merged into the column ("settled") only
+(which run for the same selection, usually the same list object) read and
+replace it without touching the full column. It is merged into the column ("settled") only
 when the field is read for another selection, or at the end.
 
 A record whose program fails or aborts leaves the run with its outcome in
@@ -35,27 +35,28 @@ class Source(Protocol):
     """Where the run reads the records' fields: ``n`` records, one top-level field at a time.
 
     ``column(key)`` gives the column (None in a list where the field is
-    absent, ``Uniform(ABSENT)`` when it is absent from every record) and the
-    set of records whose field is absent (None: none is).
+    absent, ``Uniform(ABSENT)`` when it is absent from every record) and,
+    when it is absent from some records only, which records have it (a list
+    of booleans; None: all do).
     """
 
     n: int
 
-    def column(self, key: str) -> tuple[Column, set[int] | None]: ...
+    def column(self, key: str) -> tuple[Column, list[bool] | None]: ...
 
 
 class BatchRun:
     """The state of one run: the event's columns, the variables, the records that left."""
 
-    __slots__ = ("source", "n", "cols", "absent", "pending", "written", "vars", "var_pending", "failed", "live",
+    __slots__ = ("source", "n", "cols", "present", "pending", "written", "vars", "var_pending", "failed", "live",
                  "cache", "_types")
 
     def __init__(self, source: Source, slots: int, failed: dict[int, tuple[str, Exception]]) -> None:
         self.source = source
         self.n = source.n
         self.cols: dict[str, Column] = {}
-        #: key -> the records (of a list column) whose field is absent; no entry: none is
-        self.absent: dict[str, set[int]] = {}
+        #: key -> whether each record has the field (for a list column some records lack); no entry: all have it
+        self.present: dict[str, list[bool]] = {}
         #: key -> (selection, values, PRESENT/REMOVED/KEEP): a write not merged into ``cols`` yet
         self.pending: dict[str, tuple[list[int], Values, int]] = {}
         #: top-level keys written or deleted, in the order of their first write
@@ -76,7 +77,7 @@ class BatchRun:
         """The field's values for ``sel`` (null where absent)."""
         pending = self.pending.get(key)
         if pending is not None:
-            if pending[0] is sel:
+            if same(pending[0], sel):
                 return NULL if pending[2] == REMOVED else pending[1]
             self.settle(key)
         values = pick(self._base(key), sel, self.n)
@@ -85,16 +86,22 @@ class BatchRun:
     def exists(self, key: str, sel: list[int]) -> Values:
         pending = self.pending.get(key)
         if pending is not None:
-            if pending[0] is sel and pending[2] != KEEP:
+            if pending[2] != KEEP and same(pending[0], sel):
                 return TRUE if pending[2] == PRESENT else FALSE
+            base = self._base(key)
+            if pending[2] == PRESENT and type(base) is Uniform and base.value is ABSENT:
+                there = [False] * self.n  # only where the pending write put it
+                for i in pending[0]:
+                    there[i] = True
+                return pick(there, sel, self.n)
             self.settle(key)
         col = self._base(key)
         if type(col) is Uniform:
             return TRUE if col.value is not ABSENT else FALSE
-        absent = self.absent.get(key)
-        if absent is None:
+        present = self.present.get(key)
+        if present is None:
             return TRUE
-        return [i not in absent for i in sel]
+        return pick(present, sel, self.n)
 
     def write(self, key: str, sel: list[int], values: Values, mode: int = PRESENT) -> None:
         """Set (or with REMOVED delete) the field ``key`` of the records of ``sel``."""
@@ -109,11 +116,11 @@ class BatchRun:
                     self.cols[key] = values
                 return
             self.cols[key] = ABSENT_COLUMN if mode == REMOVED else values
-            self.absent.pop(key, None)
+            self.present.pop(key, None)
             return
         if pending is not None:
-            if pending[0] is sel:
-                self.pending[key] = (sel, values, pending[2] if mode == KEEP else mode)
+            if same(pending[0], sel):
+                self.pending[key] = (pending[0], values, pending[2] if mode == KEEP else mode)
                 return
             self.settle(key)
         self.pending[key] = (sel, values, mode)
@@ -122,32 +129,37 @@ class BatchRun:
         """Merge the pending write of ``key`` into its column."""
         sel, values, mode = self.pending.pop(key)
         before = self._base(key)
-        if type(before) is Uniform and before.value is ABSENT and mode != PRESENT:
+        nothing = type(before) is Uniform and before.value is ABSENT
+        if nothing and mode != PRESENT:
             return
         self.cols[key] = scattered(before, sel, NULL if mode == REMOVED else values, self.n)
-        absent = self.absent.get(key)
-        if mode == PRESENT:
-            if type(before) is Uniform and before.value is ABSENT:
-                chosen = set(sel)
-                self.absent[key] = {i for i in range(self.n) if i not in chosen}
-            elif absent is not None:
-                self.absent[key] = absent.difference(sel)
-        elif mode == REMOVED:
-            self.absent[key] = set(sel) if absent is None else absent.union(sel)
+        if mode == KEEP:
+            return
+        present = self.present.get(key)
+        if present is None:
+            if mode == PRESENT and not nothing:
+                return
+            present = [not nothing] * self.n
+        else:
+            present = list(present)
+        flag = mode == PRESENT
+        for i in sel:
+            present[i] = flag
+        self.present[key] = present
 
-    def final(self, key: str) -> tuple[Column, set[int] | None]:
-        """A field's column and absent records once the program has run."""
+    def final(self, key: str) -> tuple[Column, list[bool] | None]:
+        """A field's column and which records have it, once the program has run."""
         if key in self.pending:
             self.settle(key)
-        return self._base(key), self.absent.get(key)
+        return self._base(key), self.present.get(key)
 
     def _base(self, key: str) -> Column:
         col = self.cols.get(key)
         if col is None:
-            col, absent = self.source.column(key)
+            col, present = self.source.column(key)
             self.cols[key] = col
-            if absent:
-                self.absent[key] = absent
+            if present is not None:
+                self.present[key] = present
         return col
 
     # -- variables ----------------------------------------------------------
@@ -155,7 +167,7 @@ class BatchRun:
     def variable(self, slot: int, sel: list[int]) -> Values:
         pending = self.var_pending.get(slot)
         if pending is not None:
-            if pending[0] is sel:
+            if same(pending[0], sel):
                 return pending[1]
             self.settle_variable(slot)
         return pick(self.vars[slot], sel, self.n)
@@ -167,7 +179,10 @@ class BatchRun:
                 del self.var_pending[slot]
             self.vars[slot] = values
             return
-        if pending is not None and pending[0] is not sel:
+        if pending is not None:
+            if same(pending[0], sel):
+                self.var_pending[slot] = (pending[0], values)
+                return
             self.settle_variable(slot)
         self.var_pending[slot] = (sel, values)
 
@@ -192,3 +207,8 @@ class BatchRun:
         kinds = types_of(values)
         self._types[id(values)] = (values, kinds)
         return kinds
+
+
+def same(a: list[int], b: list[int]) -> bool:
+    """Whether two selections are the same records (most often the same list)."""
+    return a is b or (len(a) == len(b) and a == b)
