@@ -15,7 +15,7 @@ from collections.abc import Callable
 import functools
 from typing import Any
 
-from ...conditions.regex import RegexError, compile_rust_pattern
+from ...conditions.regex import RegexError, _Rewriter, compile_rust_pattern
 from .regex_bounded import bounded_pattern
 
 __all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
@@ -43,21 +43,37 @@ class Regex:
     __slots__ = ("pattern", "group_count", "names", "_match", "_search", "_named")
 
     def __init__(self, pattern: str) -> None:
-        unanchored, options, group_names = _binding()
-        compiled = compile_rust_pattern(pattern, options)
         #: the pattern as written
         self.pattern = pattern
+        bounded = bounded_pattern(pattern)
+        if bounded is not None:
+            # Rust's syntax checks without RE2 (which takes every bounded pattern they pass: test_vrl_regex_lazy);
+            # RE2 (4 MiB) loads when a search needs it (a text that is not ASCII, find-all, replace, split)
+            _Rewriter(pattern).run()
+            self.group_count = bounded.groups
+            self.names = dict(sorted(bounded.groupindex.items()))  # in RE2's order (group_names: by name)
+            self._match = self._first_match
+        else:
+            self._compile()
+        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
+        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
+        #: whether ``re``'s groupdict() lists the names in the order of ``names``
+        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
+
+    def _compile(self) -> None:
+        unanchored, options, group_names = _binding()
+        compiled = compile_rust_pattern(self.pattern, options)
         #: capture groups, not counting group 0
         self.group_count: int = compiled.NumberOfCapturingGroups()
         #: group name -> index
         self.names: dict[str, int] = group_names(compiled)
         #: RE2's unanchored search: (data, start, end) -> spans
         self._match: Callable[..., Spans] = functools.partial(compiled.Match, unanchored)
-        bounded = bounded_pattern(pattern)
-        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
-        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
-        #: whether ``re``'s groupdict() lists the names in the order of ``names``
-        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
+
+    def _first_match(self, data: bytes, start: int, end: int) -> Spans:
+        """RE2's search, compiled on first use (a bounded pattern)."""
+        self._compile()
+        return self._match(data, start, end)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Regex) and other.pattern == self.pattern
