@@ -45,6 +45,8 @@ class RemapTransform(Transform):
         self.last_error: str | None = None
         self._memo_key = ("remap", id(self))
         self._batch_key = ("remap.batch", id(self))
+        #: field dicts shared by the records whose own fields are the same strings (``remap_fields``)
+        self._interned: dict[object, object] = {}
         paths = self.program.reads | self.program.writes
         self.context_only = self.program.pure and all(
             root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
@@ -76,7 +78,7 @@ class RemapTransform(Transform):
             if ctx is not None:
                 source = EventsSource(events, ctx, self.timestamp_seen)
                 run = self.program.batch.run(source)
-                outcomes = new_events(run, source, self._batch_key)
+                outcomes = new_events(run, source, self._batch_key, self._interned)
                 if not run.failed:  # every record made an event
                     return self._outputs(batch, outcomes, dropped)
                 for event, outcome in zip(events, outcomes):

@@ -21,38 +21,20 @@ fields and values; only which of them live in the context differs.
 
 from __future__ import annotations
 
-from itertools import compress, repeat
-from operator import not_
+from itertools import repeat
 from typing import Any
 
-import msgspec
-
 from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
+from logagent.transforms.remap_fields import LEAVES as _LEAVES, encode_value as _encode, own_fields
 from logagent.transforms.remap_records import _timestamp, plain
 from logagent.vrl.batch_run import ABORTED, BatchRun
 from logagent.vrl.batch_values import ABSENT, Column, Uniform, types_of
 from logagent.vrl.runtime import VrlRuntimeError
-from logagent.vrl.timestamps import format_rfc3339, to_timestamp
-from logagent.vrl.value import Timestamp
+from logagent.vrl.timestamps import to_timestamp
 
 #: reasons of ``logagent_component_errors_total`` for remap
 RUNTIME_ERROR = "vrl_runtime_error"
 ABORTED_REASON = "aborted"
-
-#: values that are the same in a record as in a program
-_LEAVES = frozenset({str, int, float, bool, type(None)})
-
-
-def _encoded_value(value: Any) -> Any:
-    """What msgspec cannot encode by itself: timestamps as RFC 3339 text, regexes as their pattern."""
-    if type(value) is Timestamp:
-        return format_rfc3339(value)
-    if getattr(value, "is_vrl_regex", False):
-        return value.pattern
-    raise TypeError(f"not a VRL value: {type(value).__name__}")
-
-
-_encode = msgspec.json.Encoder(enc_hook=_encoded_value).encode
 
 
 class EventsSource:
@@ -90,8 +72,11 @@ def _line_column(values: list[Any]) -> tuple[Column, list[bool] | None]:
     return (Uniform(ABSENT), None) if True not in present else (values, present)
 
 
-def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
-    """Per record of ``source``: its new LogEvent, or (reason, message) when its program failed or aborted."""
+def new_events(run: BatchRun, source: EventsSource, memo_key: Any, interned: dict[Any, Any]) -> list[Any]:
+    """Per record of ``source``: its new LogEvent, or (reason, message) when its program failed or aborted.
+
+    ``interned``: the transform's table of shared field dicts (see ``remap_fields``).
+    """
     events, n = source.events, run.n
     finals = {key: run.final(key) for key in run.written}
     stamps = _timestamps(run, finals["timestamp"], events) if "timestamp" in finals else None
@@ -107,7 +92,7 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any) -> list[Any]:
             columns.append(non_text)
     else:
         messages = [e.message for e in picked]
-    fields = _fields(columns, messages)
+    fields = own_fields(columns, messages, interned)
     if "stream" in finals:
         values, present = _aligned(*finals["stream"], alive, m)
         streams = [v if type(v) in _LEAVES else plain(v) for v in values] if present is None else \
@@ -218,59 +203,3 @@ def _messages(values: list[Any], present: list[bool] | None) -> tuple[list[Any],
     messages = [v if type(v) is str and there else None for v, there in zip(values, present)]
     own = [there and type(v) is not str for v, there in zip(values, present)]
     return messages, ("message", values, own)
-
-
-def _fields(columns: list[tuple[str, list[Any], list[bool] | None]], messages: list[Any]) -> list[Any] | None:
-    """Each record's own fields (objects encoded), or None when no record has any."""
-    if not columns:
-        if None not in messages:
-            return None
-        return [{} if message is None else None for message in messages]
-    keys = [key for key, _, _ in columns]
-    rows = _rows(keys, [_stored_column(values) for _, values, _ in columns])
-    for key, _, present in columns:
-        if present is not None:
-            for p in compress(range(len(rows)), map(not_, present)):
-                del rows[p][key]
-    if all(present is not None for _, _, present in columns):
-        for p, row in enumerate(rows):
-            if not row and messages[p] is not None:
-                rows[p] = None
-    return rows
-
-
-def _rows(keys: list[str], columns: list[list[Any]]) -> list[dict[str, Any]]:
-    """A new dict per record of these keys and values (dict displays: the cheapest way to make small dicts)."""
-    if len(keys) == 1:
-        k1 = keys[0]
-        return [{k1: a} for a in columns[0]]
-    if len(keys) == 2:
-        k1, k2 = keys
-        return [{k1: a, k2: b} for a, b in zip(*columns)]
-    if len(keys) == 3:
-        k1, k2, k3 = keys
-        return [{k1: a, k2: b, k3: c} for a, b, c in zip(*columns)]
-    if len(keys) == 4:
-        k1, k2, k3, k4 = keys
-        return [{k1: a, k2: b, k3: c, k4: d} for a, b, c, d in zip(*columns)]
-    return [dict(zip(keys, row)) for row in zip(*columns)]
-
-
-def _stored_column(values: list[Any]) -> list[Any]:
-    """Values as a record keeps them: objects as their encoded text (``msgspec.Raw``), others plain."""
-    kinds = types_of(values)
-    if kinds <= _LEAVES:
-        return values
-    if kinds <= _OBJECTS:
-        return [None if value is None else _raw(_encode(value)) for value in values]
-    return [value if type(value) in _LEAVES else _stored(value) for value in values]
-
-
-def _stored(value: Any) -> Any:
-    if type(value) is dict:
-        return _raw(_encode(value))
-    return plain(value)
-
-
-_raw = msgspec.Raw
-_OBJECTS = frozenset({dict, type(None)})

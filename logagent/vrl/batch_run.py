@@ -145,7 +145,10 @@ class BatchRun:
         flag = mode == PRESENT
         for i in sel:
             present[i] = flag
-        self.present[key] = present
+        if flag and False not in present:
+            self.present.pop(key, None)  # every record has it now
+        else:
+            self.present[key] = present
 
     def final(self, key: str) -> tuple[Column, list[bool] | None]:
         """A field's column and which records have it, once the program has run."""
