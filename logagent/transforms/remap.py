@@ -10,6 +10,7 @@ renames) runs once per ``FileContext``, not per record.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from typing import Any
 
@@ -77,8 +78,14 @@ class RemapTransform(Transform):
             ctx = _common_context(batch)
             if ctx is not None:
                 source = EventsSource(events, ctx, self.timestamp_seen)
-                run = self.program.batch.run(source)
-                outcomes = new_events(run, source, self._batch_key, self._interned)
+                collecting = gc.isenabled()
+                gc.disable()  # a batch makes many short-lived containers: no collection looks at them
+                try:
+                    run = self.program.batch.run(source)
+                    outcomes = new_events(run, source, self._batch_key, self._interned)
+                finally:
+                    if collecting:
+                        gc.enable()
                 if not run.failed:  # every record made an event
                     return self._outputs(batch, outcomes, dropped)
                 for event, outcome in zip(events, outcomes):

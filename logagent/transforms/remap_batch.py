@@ -32,6 +32,9 @@ from logagent.vrl.batch_values import ABSENT, Column, Uniform, types_of
 from logagent.vrl.runtime import VrlRuntimeError
 from logagent.vrl.timestamps import to_timestamp
 
+_TEXT = {str}
+_TEXT_OR_NULL = {str, type(None)}
+
 #: reasons of ``logagent_component_errors_total`` for remap
 RUNTIME_ERROR = "vrl_runtime_error"
 ABORTED_REASON = "aborted"
@@ -93,6 +96,27 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any, interned: dic
     else:
         messages = [e.message for e in picked]
     fields = own_fields(columns, messages, interned)
+    line = "stream" in finals or "truncated" in finals or stamps is not None
+    if not line and fields is None:
+        made = [LogEvent(m, e.stream, e.timestamp, ctx, e.truncated) for e, m in zip(picked, messages)]
+    elif not line:
+        made = [LogEvent(m, e.stream, e.timestamp, ctx, e.truncated, f) for e, m, f in zip(picked, messages, fields)]
+    else:
+        made = _made(finals, picked, alive, stamps, messages, ctx, fields)
+    if alive is None:
+        return made
+    outcomes: list[Any] = [None] * n
+    for i, event in zip(alive, made):
+        outcomes[i] = event
+    for i, (outcome, error) in failed.items():
+        outcomes[i] = (ABORTED_REASON if outcome == ABORTED else RUNTIME_ERROR, str(error))
+    return outcomes
+
+
+def _made(finals: dict[str, Any], picked: list[LogEvent], alive: list[int] | None, stamps: list[Any] | None,
+          messages: list[Any], ctx: FileContext, fields: list[Any] | None) -> list[LogEvent]:
+    """The new events of a program that wrote ``stream``, ``timestamp`` or ``truncated``."""
+    m = len(picked)
     if "stream" in finals:
         values, present = _aligned(*finals["stream"], alive, m)
         streams = [v if type(v) in _LEAVES else plain(v) for v in values] if present is None else \
@@ -107,16 +131,8 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any, interned: dic
             [v is True and there for v, there in zip(values, present)]
     else:
         truncated = [e.truncated for e in picked]
-    made = list(map(LogEvent, messages, streams, timestamps, repeat(ctx), truncated,
+    return list(map(LogEvent, messages, streams, timestamps, repeat(ctx), truncated,
                     repeat(None) if fields is None else fields))
-    if alive is None:
-        return made
-    outcomes: list[Any] = [None] * n
-    for i, event in zip(alive, made):
-        outcomes[i] = event
-    for i, (outcome, error) in failed.items():
-        outcomes[i] = (ABORTED_REASON if outcome == ABORTED else RUNTIME_ERROR, str(error))
-    return outcomes
 
 
 def _aligned(col: Column, present: list[bool] | None, alive: list[int] | None,
@@ -196,9 +212,12 @@ def derived(ctx: FileContext, changes: dict[str, Any], memo_key: Any) -> FileCon
 
 def _messages(values: list[Any], present: list[bool] | None) -> tuple[list[Any], Any]:
     """(the messages, the column of those that are not strings, which are fields of their record)."""
-    if present is None and types_of(values) == {str}:
-        return values, None
     if present is None:
+        kinds = types_of(values)
+        if kinds == _TEXT:
+            return values, None
+        if kinds <= _TEXT_OR_NULL:  # a null message is a field with a null value
+            return values, ("message", values, [value is None for value in values])
         present = [True] * len(values)
     messages = [v if type(v) is str and there else None for v, there in zip(values, present)]
     own = [there and type(v) is not str for v, there in zip(values, present)]
