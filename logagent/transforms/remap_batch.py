@@ -51,20 +51,20 @@ class EventsSource:
         self.n = len(events)
         self.timestamp_seen = timestamp_seen
 
-    def column(self, key: str) -> tuple[Column, list[bool] | None]:
+    def column(self, key: str) -> tuple[Column, list[bool] | None, set[type] | None]:
         events = self.events
         if key == "message":
-            return [e.message for e in events], None  # a string: an event without fields has one
+            return [e.message for e in events], None, _TEXT  # a string: an event without fields has one
         if key == "stream":
-            return _line_column([e.stream for e in events])
+            return (*_line_column([e.stream for e in events]), None)
         if key == "timestamp":
             stamps = [e.timestamp for e in events]
             if self.timestamp_seen:
                 stamps = [None if t is None else to_timestamp(t) for t in stamps]
-            return _line_column(stamps)
+            return (*_line_column(stamps), None)
         if key == "truncated":
-            return _line_column([True if e.truncated else None for e in events])
-        return Uniform(self.ctx.fields.get(key, ABSENT)), None
+            return (*_line_column([True if e.truncated else None for e in events]), None)
+        return Uniform(self.ctx.fields.get(key, ABSENT)), None, None
 
 
 def _line_column(values: list[Any]) -> tuple[Column, list[bool] | None]:

@@ -100,7 +100,10 @@ class BatchCompiler(BatchExpressions):
             return self.abort(node)
         if kind is Return:
             raise Unsupported("return")
-        value = self.expression(node)
+        if kind is Call and node.name == "del" and node.closure is None:
+            value = self.delete(*self._path_target(node), value_used=False)
+        else:
+            value = self.expression(node)
 
         def evaluate(run: BatchRun, sel: list[int]) -> None:
             value(run, sel)
@@ -122,10 +125,13 @@ class BatchCompiler(BatchExpressions):
         if node.closure is not None:
             raise Unsupported("a closure")
         if node.name in ("del", "exists"):
-            target = [a for a in node.arguments if a.name not in ("compact",)][0].value
-            where = self.note(target, "target")
+            where = self._path_target(node)
             return self.exists(*where) if node.name == "exists" else self.delete(*where)
         return compile_batch_call(self, node)
+
+    def _path_target(self, node: Call) -> tuple[str, int, tuple[str | int, ...]]:
+        target = [a for a in node.arguments if a.name not in ("compact",)][0].value
+        return self.note(target, "target")  # type: ignore[no-any-return]
 
     # -- statements ---------------------------------------------------------
 
@@ -204,10 +210,13 @@ class BatchCompiler(BatchExpressions):
                 step = yes if flags.value is True else no
                 return step(run, sel) if step is not None else sel
             chosen, others = split(sel, flags)  # the predicate is boolean (E102)
+            count = len(chosen) + len(others)
             if chosen and yes is not None:
                 chosen = yes(run, chosen)
             if others and no is not None:
                 others = no(run, others)
+            if len(chosen) + len(others) == count:
+                return sel  # every record goes on: the same selection (pending writes stay matched)
             return merge_sorted(chosen, others)
 
         return branch
@@ -261,7 +270,8 @@ class BatchCompiler(BatchExpressions):
 
         return has
 
-    def delete(self, root: str, slot: int, segments: tuple[str | int, ...]) -> BatchEvaluator:
+    def delete(self, root: str, slot: int, segments: tuple[str | int, ...], value_used: bool = True) -> BatchEvaluator:
+        """``del``; ``value_used`` False: a statement, the values removed are not wanted."""
         if root == "var":
             if not segments:
                 def delete_variable(run: BatchRun, sel: list[int]) -> Values:
@@ -272,7 +282,7 @@ class BatchCompiler(BatchExpressions):
                 return delete_variable
 
             def delete_in_variable(run: BatchRun, sel: list[int]) -> Values:
-                kept, removed = _deleted(run, run.variable(slot, sel), segments)
+                kept, removed = _deleted(run, run.variable(slot, sel), segments, value_used)
                 run.assign(slot, sel, kept)
                 return removed
 
@@ -289,7 +299,7 @@ class BatchCompiler(BatchExpressions):
             return delete_field
 
         def delete_nested(run: BatchRun, sel: list[int]) -> Values:
-            kept, removed = _deleted(run, run.values(first, sel), rest)  # type: ignore[arg-type]
+            kept, removed = _deleted(run, run.values(first, sel), rest, value_used)  # type: ignore[arg-type]
             run.write(first, sel, kept, KEEP)  # type: ignore[arg-type]
             return removed
 
@@ -329,14 +339,15 @@ def _paired(function: Callable[[Any, Any, Any], Any], current: Values, segments:
     return [function(c, segments, v) for c, v in zip(spread(current), spread(values))]
 
 
-def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...]) -> tuple[Values, Values]:
-    """(values without the path, the values removed)."""
+def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...],
+             value_used: bool = True) -> tuple[Values, Values]:
+    """(values without the path, the values removed; null when not ``value_used``)."""
     if type(current) is Uniform:
         kept, removed = delete_path(current.value, segments)
         return Uniform(kept), Uniform(removed)
     if len(segments) == 1 and type(segments[0]) is str and run.types(current) == {dict}:
         key = segments[0]
-        removed = list(map(dict.get, current, repeat(key)))
+        removed = list(map(dict.get, current, repeat(key))) if value_used else NULL
         holding = list(map(dict.__contains__, current, repeat(key)))
         if True not in holding:
             return current, removed

@@ -28,6 +28,7 @@ BatchEvaluator = Callable[[BatchRun, list[int]], Values]
 
 #: functions whose calls act on the world (a second evaluation would be seen)
 SIDE_EFFECTS = frozenset({"log"})
+_DICT = {dict}
 
 
 class Unsupported(Exception):
@@ -77,6 +78,11 @@ class BatchExpressions:
 
     def compiled(self, node: Any) -> Compiled:
         return self.note(node, "c")  # type: ignore[no-any-return]
+
+    def kinds(self, node: Any) -> Kind:
+        """The kinds the per-record compiler found for ``node`` (any when it noted none)."""
+        entry = self.notes.get((id(node), "c"))
+        return entry[1].type.kinds if entry is not None and entry[0] is node else Kind.ANY
 
     def call(self, node: Call) -> BatchEvaluator:
         raise NotImplementedError
@@ -142,7 +148,7 @@ class BatchExpressions:
             if node.base != EVENT or not segments or type(segments[0]) is not str:
                 raise Unsupported("the metadata, the event's root or an index on it")
             return event_reader(segments)
-        return navigated(self.expression(node.base), segments)
+        return navigated(self.expression(node.base), segments, self.kinds(node.base) == Kind.OBJECT)
 
     # -- operators ----------------------------------------------------------
 
@@ -165,8 +171,7 @@ class BatchExpressions:
                 raise Unsupported("effects on the left of ??")
             return coalesce(left, right)
         if op == "&&":
-            return _and(left, right, self.compiled(node.left).type.kinds == Kind.BOOLEAN,
-                        self.compiled(node.right).type.kinds == Kind.BOOLEAN)
+            return _and(left, right, self.kinds(node.left) == Kind.BOOLEAN, self.kinds(node.right) == Kind.BOOLEAN)
         if op == "||":
             return _or(left, right)
         if op in ("==", "!="):
@@ -206,8 +211,11 @@ def event_reader(segments: tuple[str | int, ...]) -> BatchEvaluator:
     return navigated(lambda run, sel: run.values(first, sel), rest)  # type: ignore[arg-type]
 
 
-def navigated(base: BatchEvaluator, segments: tuple[str | int, ...]) -> BatchEvaluator:
-    """The values at ``segments`` below ``base``'s (null where a step does not exist)."""
+def navigated(base: BatchEvaluator, segments: tuple[str | int, ...], objects: bool = False) -> BatchEvaluator:
+    """The values at ``segments`` below ``base``'s (null where a step does not exist).
+
+    ``objects``: ``base``'s type is exactly object, so its values are dicts.
+    """
     if not segments:
         return base
     step = _step(segments)
@@ -218,17 +226,12 @@ def navigated(base: BatchEvaluator, segments: tuple[str | int, ...]) -> BatchEva
         if type(values) is Uniform:
             return Uniform(step(values.value))
         if key is not None:
-            return field_of(values, key) if run.types(values) != {dict} else list(map(dict.get, values, repeat(key)))
+            if objects or run.types(values) == _DICT:
+                return list(map(dict.get, values, repeat(key)))
+            return [value.get(key) if type(value) is dict else None for value in values]
         return list(map(step, values))
 
     return read
-
-
-def field_of(values: list[Any], key: str) -> list[Any]:
-    """Each value's field ``key`` (null where it is not an object or has no such field)."""
-    if types_of(values) == {dict}:
-        return list(map(dict.get, values, repeat(key)))
-    return [value.get(key) if type(value) is dict else None for value in values]
 
 
 def _step(segments: tuple[str | int, ...]) -> Callable[[Any], Any]:

@@ -24,11 +24,11 @@ class RecordsSource:
         self.records = records
         self.n = len(records)
 
-    def column(self, key: str) -> tuple[Column, list[bool] | None]:
+    def column(self, key: str) -> tuple[Column, list[bool] | None, set[type] | None]:
         present = [key in record for record in self.records]
         if True not in present:
-            return Uniform(ABSENT), None
-        return [record.get(key) for record in self.records], None if False not in present else present
+            return Uniform(ABSENT), None, None
+        return [record.get(key) for record in self.records], None if False not in present else present, None
 
 
 def run_records(program: BatchProgram, records: list[dict[str, Any]]) -> list[tuple[str, Any]]:

@@ -35,14 +35,14 @@ class Source(Protocol):
     """Where the run reads the records' fields: ``n`` records, one top-level field at a time.
 
     ``column(key)`` gives the column (None in a list where the field is
-    absent, ``Uniform(ABSENT)`` when it is absent from every record) and,
-    when it is absent from some records only, which records have it (a list
-    of booleans; None: all do).
+    absent, ``Uniform(ABSENT)`` when it is absent from every record), which
+    records have it when some lack it (a list of booleans; None: all do),
+    and the types of its values when known (None: not known).
     """
 
     n: int
 
-    def column(self, key: str) -> tuple[Column, list[bool] | None]: ...
+    def column(self, key: str) -> tuple[Column, list[bool] | None, set[type] | None]: ...
 
 
 class BatchRun:
@@ -80,8 +80,15 @@ class BatchRun:
             if same(pending[0], sel):
                 return NULL if pending[2] == REMOVED else pending[1]
             self.settle(key)
-        values = pick(self._base(key), sel, self.n)
-        return NULL if values is ABSENT_COLUMN or (type(values) is Uniform and values.value is ABSENT) else values
+        col = self._base(key)
+        values = pick(col, sel, self.n)
+        if type(values) is Uniform:
+            return NULL if values.value is ABSENT else values
+        if values is not col:
+            known = self._types.get(id(col))
+            if known is not None and known[0] is col:  # some of the column's values: of (some of) its types
+                self._types[id(values)] = (values, known[1])
+        return values
 
     def exists(self, key: str, sel: list[int]) -> Values:
         pending = self.pending.get(key)
@@ -159,10 +166,12 @@ class BatchRun:
     def _base(self, key: str) -> Column:
         col = self.cols.get(key)
         if col is None:
-            col, present = self.source.column(key)
+            col, present, kinds = self.source.column(key)
             self.cols[key] = col
             if present is not None:
                 self.present[key] = present
+            if kinds is not None:
+                self._types[id(col)] = (col, kinds)
         return col
 
     # -- variables ----------------------------------------------------------
