@@ -145,7 +145,8 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
                           join((encode(event.message), tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
                 continue
             if fields and type(fields) is dict and event.ctx.fields:  # no message (a transform took it)
-                parts += (_bare_head(event.ctx), join((tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
+                head = event.ctx.memo.get(_BARE_HEAD) or _bare_head(event.ctx)
+                parts += (head, join((tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
                 continue
         if event.message is not None:
             parts += (event.ctx.json_head, _after_head(event, b"}\n"))

@@ -22,6 +22,7 @@ fields and values; only which of them live in the context differs.
 from __future__ import annotations
 
 from itertools import repeat
+from operator import is_
 from typing import Any
 
 from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
@@ -217,7 +218,7 @@ def _messages(values: list[Any], present: list[bool] | None) -> tuple[list[Any],
         if kinds == _TEXT:
             return values, None
         if kinds <= _TEXT_OR_NULL:  # a null message is a field with a null value
-            return values, ("message", values, [value is None for value in values])
+            return values, ("message", values, list(map(is_, values, repeat(None))))
         present = [True] * len(values)
     messages = [v if type(v) is str and there else None for v, there in zip(values, present)]
     own = [there and type(v) is not str for v, there in zip(values, present)]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from itertools import compress
+import re
+from itertools import compress, repeat
 from operator import is_, not_
 from typing import Annotated, Any, Union
 
@@ -40,6 +41,7 @@ _I64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 #: an object whose values are all scalars, integers within i64 (else it fails and the implementation decides)
 _flat_object = msgspec.json.Decoder(dict[str, Union[str, _I64, float, bool, None]]).decode
 _JSON_CACHE = "is_json"
+_groupdict = re.Match.groupdict
 #: a text whose first or last character is not among these is no JSON (``types.could_be_json``)
 _FIRST = frozenset(_JSON_STARTS) | frozenset(_JSON_WHITESPACE)
 _LAST = frozenset(_JSON_ENDS) | frozenset(_JSON_WHITESPACE)
@@ -152,7 +154,7 @@ def _is_json(implementation: Callable[..., Any], keep: bool) -> Form:
         texts = values[0]
         if type(texts) is Uniform:
             return apply(implementation, sel, values, wrap, True, source)
-        results = [text[:1] == "{" for text in texts]
+        results = list(map(str.startswith, texts, repeat("{")))
         candidates = list(compress(texts, results))
         try:
             decoded: list[Any] = list(map(_flat_object, candidates))
@@ -163,11 +165,10 @@ def _is_json(implementation: Callable[..., Any], keep: bool) -> Form:
                     results[p] = implementation(texts[p], None)
         if keep:
             run.cache[_JSON_CACHE] = (candidates, decoded, None)
-        if len(candidates) < len(texts):
-            for p in compress(range(len(texts)), map(not_, results)):
-                text = texts[p]
-                if text[-1:] in _LAST and text[:1] in _FIRST and text[:1] != "{":
-                    results[p] = implementation(text, None)
+        if len(candidates) < len(texts):  # the others: no JSON unless their ends could be JSON's
+            for p in [p for p in compress(range(len(texts)), map(not_, results)) if texts[p][-1:] in _LAST]:
+                if texts[p][:1] in _FIRST:
+                    results[p] = implementation(texts[p], None)
         return results
 
     return is_json
@@ -196,7 +197,7 @@ def _parse_regex(implementation: Callable[..., Any], infos: tuple[ArgInfo | None
             return apply(implementation, sel, values, wrap, True, source)
         found = list(map(search, texts))
         if all(found):
-            return [match.groupdict() for match in found]
+            return list(map(_groupdict, found))
         error = wrap(missing)
         errors = {i: error for i, match in zip(sel, found) if match is None}
         ok = [i for i, match in zip(sel, found) if match is not None]
