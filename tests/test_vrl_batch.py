@@ -182,3 +182,17 @@ def test_transform_batches_make_the_per_record_events(source: str, options: dict
         for event in batch.events:  # the event model's promises
             assert event.fields is None or event.fields or event.message is None
             assert not (event.fields and set(event.fields) & set(event.ctx.fields))
+
+
+def test_records_in_flight_share_what_they_can() -> None:
+    """Same-string fields share one dict, objects stay encoded, a value every record has moves to the context."""
+    transform = RemapTransform("r", RemapConfig(inputs=["in"], source=DEEPFLOW))  # type: ignore[arg-type]
+    ctx = FileContext(CONTEXT_FIELDS)
+    messages = ["a [INFO] x", "b [INFO] y", '{"level":"warn","msg":"m","n":1}', "c [ERROR] z"]
+    events = [LogEvent(m, "stdout", "2026-12-02T10:00:00Z", ctx) for m in messages]
+    (_, batch), = transform.process(Batch(events, [AckGroup(lambda: None)], 100, ctx))
+    first, second, parsed, third = batch.events
+    assert first.fields == {"level": "INFO"} and first.fields is second.fields
+    assert third.fields == {"level": "ERROR"} and third.fields is not first.fields
+    assert type(parsed.fields["json"]).__name__ == "Raw" and parsed.get("json") == {"msg": "m", "n": 1}
+    assert first.ctx is parsed.ctx and first.ctx.fields["app_service"] == "app" and "app_service" not in first.fields

@@ -119,8 +119,8 @@ def _shared(keys: list[str], columns: list[list[Any]], interned: dict[Any, Any])
     for p, row in enumerate(rows):
         if row is None:
             value = values[p]
-            row = rows[p] = dict(zip(keys, value if len(keys) > 1 else (value,)))
-            if room:
+            row = rows[p] = table.get(value) or dict(zip(keys, value if len(keys) > 1 else (value,)))
+            if room and value not in table:
                 table[value] = row
                 room = len(table) < INTERNED_MAX
     return rows
