@@ -28,6 +28,7 @@ from logagent.vrl.value import Timestamp
 LEAVES = frozenset({str, int, float, bool, type(None)})
 _OBJECTS = frozenset({dict, type(None)})
 _TEXT = {str}
+_DICT = {dict}
 #: shared dicts kept per transform (then no new one is added)
 INTERNED_MAX = 4096
 
@@ -148,6 +149,8 @@ def _stored(values: list[Any], kinds: set[type] | None = None) -> list[Any]:
     kinds = types_of(values) if kinds is None else kinds
     if kinds <= LEAVES:
         return values
+    if kinds == _DICT:
+        return list(map(_raw, map(encode_value, values)))
     if kinds <= _OBJECTS:
         return [None if value is None else _raw(encode_value(value)) for value in values]
     return [value if type(value) in LEAVES else _raw(encode_value(value)) if type(value) is dict else plain(value)
