@@ -42,6 +42,7 @@ _I64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _flat_object = msgspec.json.Decoder(dict[str, Union[str, _I64, float, bool, None]]).decode
 _JSON_CACHE = "is_json"
 _groupdict = re.Match.groupdict
+_DICT = {dict}
 #: a text whose first or last character is not among these is no JSON (``types.could_be_json``)
 _FIRST = frozenset(_JSON_STARTS) | frozenset(_JSON_WHITESPACE)
 _LAST = frozenset(_JSON_ENDS) | frozenset(_JSON_WHITESPACE)
@@ -122,14 +123,14 @@ def _parse_json(implementation: Callable[..., Any]) -> Form:
         if kept is not None:
             candidates, decoded, by_id = kept
             if len(candidates) == len(texts) and all(map(is_, candidates, texts)) and None not in decoded:
-                return decoded  # is_json decoded exactly these texts
+                return run.know(decoded, _DICT)  # is_json decoded exactly these texts
             if by_id is None:
                 by_id = {id(text): value for text, value in zip(candidates, decoded) if value is not None}
                 run.cache[_JSON_CACHE] = (candidates, decoded, by_id)
         else:
             by_id = None
             try:
-                return list(map(_flat_object, texts))
+                return run.know(list(map(_flat_object, texts)), _DICT)
             except (msgspec.DecodeError, UnicodeError):
                 pass
         lossy_value = lossy.value
@@ -197,7 +198,7 @@ def _parse_regex(implementation: Callable[..., Any], infos: tuple[ArgInfo | None
             return apply(implementation, sel, values, wrap, True, source)
         found = list(map(search, texts))
         if all(found):
-            return list(map(_groupdict, found))
+            return run.know(list(map(_groupdict, found)), _DICT)
         error = wrap(missing)
         errors = {i: error for i, match in zip(sel, found) if match is None}
         ok = [i for i, match in zip(sel, found) if match is not None]

@@ -211,6 +211,11 @@ class BatchRun:
                 failed[i] = (outcome, error)
                 self.live -= 1
 
+    def know(self, values: list[Any], kinds: set[type]) -> list[Any]:
+        """Note the types of a list a function just made (``types`` then needs no pass over it)."""
+        self._types[id(values)] = (values, kinds)
+        return values
+
     def types(self, values: list[Any]) -> set[type]:
         """The distinct types of a value list (computed once per list: lists are never changed)."""
         known = self._types.get(id(values))
