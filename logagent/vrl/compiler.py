@@ -6,6 +6,7 @@ Function calls resolve through ``logagent.vrl.stdlib.FUNCTIONS`` only;
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from typing import Any
 
@@ -25,16 +26,18 @@ class Compiler(ExpressionCompiler):
         method = _DISPATCH.get(type(node))
         if method is None:
             raise AssertionError(f"unknown node {node!r}")
-        return method(self, node)
+        compiled = method(self, node)
+        if compiled.fallible and compiled.failure is None:  # the first fallible point of its expression
+            compiled = dataclasses.replace(compiled, failure=self.diagnostics.error(
+                "E100", "unhandled error", node.offset, node.end, _UNHANDLED))
+        return compiled
 
     def compile_statements(self, statements: tuple[Any, ...]) -> Compiled:
         compiled = []
         for statement in statements:
             item = self.compile(statement)
             if item.fallible and not isinstance(statement, Assign):
-                raise self.diagnostics.error("E100", "unhandled error", statement.offset, statement.end,
-                                             ("expression can result in runtime error",
-                                              "handle the error case to ensure runtime success"))
+                raise item.failure
             compiled.append(item)
         if not compiled:
             return constant(None)
@@ -60,9 +63,9 @@ class Compiler(ExpressionCompiler):
     def compile_if(self, node: If) -> Compiled:
         predicate = self.compile(node.predicate)
         if predicate.fallible:
-            raise self.diagnostics.error("E100", "fallible predicate", node.predicate.offset, node.predicate.end,
-                                         ("expression can result in runtime error",
-                                          "handle the error case to ensure runtime success"))
+            failure = predicate.failure
+            raise self.diagnostics.error(failure.code, "fallible predicate", failure.offset, failure.end,
+                                         failure.labels, failure.fix)
         if predicate.type.kinds & ~Kind.BOOLEAN or not predicate.type.kinds:
             raise self.diagnostics.error("E102", "non-boolean predicate", node.predicate.offset, node.predicate.end,
                                          ("this predicate must resolve to a boolean",
@@ -93,6 +96,9 @@ class Compiler(ExpressionCompiler):
 
             return Compiled(abort, NULL)
         message = self.compile(node.message)
+        if message.fallible:
+            raise self.diagnostics.error("E631", "unhandled fallible expression", node.message.offset,
+                                         node.message.end, ("abort only accepts an infallible expression argument",))
         if message.type.kinds != Kind.BYTES:
             raise self.diagnostics.error("E300", "non-string abort message", node.message.offset, node.message.end,
                                          ("abort only accepts an expression argument resolving to a string",
@@ -227,6 +233,9 @@ class Compiler(ExpressionCompiler):
         if root != "var":
             self.writes.add((root, segments))
         return _storer(root, slot, segments)
+
+
+_UNHANDLED = ("expression can result in runtime error", "handle the error case to ensure runtime success")
 
 
 def _assign_with_error(run: Evaluator, store: Any, store_error: Any, default: Any) -> Evaluator:
