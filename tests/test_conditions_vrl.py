@@ -323,7 +323,7 @@ def test_perl_classes_cover_what_vrl_does_in_every_plane_0_and_1_character(perl_
     """Same characters as Rust's class, except those the RE2 build's Unicode tables are too old for."""
     import unicodedata
 
-    from logagent.conditions.regex import compile_regex
+    from logagent.user_regex import compile_regex
 
     chars = [chr(c) for c in range(0x20000) if not 0xD800 <= c <= 0xDFFF]
     rest = vrl_python.VRLRuntime().execute(f"replace!(.v, r'{perl_class}', \"\")", {"v": "".join(chars)}).runtime_result

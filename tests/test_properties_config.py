@@ -3,7 +3,7 @@
 A config either loads or fails with a ``ConfigError`` that names where
 (a dotted key path, or a line for YAML and variables); nothing else escapes.
 ``${VAR}`` interpolation replaces exactly what it names. A condition either
-compiles or raises ``ConditionSyntaxError``; a compiled one never raises on
+compiles or raises ``VrlError``; a compiled one never raises on
 any record.
 """
 
@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from logagent.conditions import ConditionSyntaxError, compile_condition
+from logagent.vrl.condition import VrlError, compile_condition
 from logagent.config import ConfigError, interpolate, load_config
 from logagent.event import FileContext, LogEvent
 
@@ -161,7 +161,7 @@ records = st.builds(
 def test_conditions_compile_or_fail_with_a_syntax_error_and_never_raise_on_records(text: str, events: list) -> None:  # type: ignore[type-arg]
     try:
         condition = compile_condition(text)
-    except ConditionSyntaxError:
+    except VrlError:
         return
     for event in events:
         assert condition(event) in (True, False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from logagent.acks import AckGroup, Batch
-from logagent.conditions import compile_condition
+from logagent.vrl.condition import compile_condition
 from logagent.encoding import encode_json, encode_ndjson
 from logagent.event import FileContext, LogEvent
 from logagent.transforms.base import BatchCondition

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from logagent.acks import AckGroup, Batch
-from logagent.conditions import compile_condition
+from logagent.vrl.condition import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
 from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields

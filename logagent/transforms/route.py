@@ -12,7 +12,6 @@ from operator import eq, not_
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions import compile_condition
 from logagent.event import LogEvent
 from logagent.transforms.base import BatchCondition, Transform, estimate_bytes
 from logagent.transforms.filter import VectorCondition, check_condition_option, condition_text
@@ -39,6 +38,8 @@ class RouteTransform(Transform):
     kind = "route"
 
     def __init__(self, component_id: str, config: RouteConfig) -> None:
+        from logagent.vrl.condition import compile_condition  # noqa: PLC0415
+
         super().__init__(component_id)
         self.routes = [(name, BatchCondition(compile_condition(condition_text(c)))) for name, c in config.route.items()]
         self.conditions = [cond.condition for _, cond in self.routes]

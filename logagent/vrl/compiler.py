@@ -94,7 +94,7 @@ class Compiler(ExpressionCompiler):
             def abort(frame: Frame) -> Any:
                 raise Aborted("aborted")
 
-            return Compiled(abort, NULL)
+            return Compiled(abort, NEVER)
         message = self.compile(node.message)
         if message.fallible:
             raise self.diagnostics.error("E631", "unhandled fallible expression", node.message.offset,
@@ -108,7 +108,7 @@ class Compiler(ExpressionCompiler):
         def abort_with(frame: Frame) -> Any:
             raise Aborted(run(frame))
 
-        return Compiled(abort_with, NULL)
+        return Compiled(abort_with, NEVER)
 
     def compile_return(self, node: Return) -> Compiled:
         value = self.compile(node.value)
@@ -235,6 +235,8 @@ class Compiler(ExpressionCompiler):
         return _storer(root, slot, segments)
 
 
+#: the type of ``abort``: it gives no value (a branch that aborts adds nothing to the type of an ``if``)
+NEVER = Type(Kind(0))
 _UNHANDLED = ("expression can result in runtime error", "handle the error case to ensure runtime success")
 
 

@@ -64,8 +64,11 @@ class _Tokens:
 
     def unexpected(self, expected: str) -> Exception:
         token = self.current
-        shown = "end of program" if token.kind == EOF else repr(self.source[token.offset:token.end])
-        return self.diagnostics.syntax(token.offset, f"unexpected {shown}; {expected}", token.end)
+        if token.kind == EOF:
+            return self.diagnostics.error("E204", "syntax error", token.offset, token.end,
+                                          (f"unexpected end of program; {expected}",))
+        return self.diagnostics.syntax(token.offset, f"unexpected {self.source[token.offset:token.end]!r}; {expected}",
+                                       token.end)
 
     def expect_op(self, op: str) -> Token:
         if not self.is_op(op):

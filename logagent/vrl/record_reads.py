@@ -56,16 +56,15 @@ def has_top_level(record: Any, key: str) -> bool:
 
 
 def record_reader(segments: Segments) -> Reader:
-    """A function of a record giving the value at ``segments`` (null where a step does not exist)."""
+    """A function of a record giving the value at ``segments`` as stored (null where a step does not exist).
+
+    As stored: a ``LogEvent``'s ``timestamp`` stays its text (``parse_json`` reads fields this way).
+    """
     if not segments:
         return whole_record
     first, rest = segments[0], segments[1:]
     if type(first) is int:  # an index on the record object names nothing
         return lambda record: None
-    if first == "timestamp":
-        if not rest:
-            return lambda record: record_value(record, "timestamp")
-        return lambda record: get_path(record_value(record, "timestamp"), rest)
     if not rest:
         return lambda record: record.get(first)
     if len(rest) == 1 and type(rest[0]) is str:
@@ -80,20 +79,23 @@ def record_reader(segments: Segments) -> Reader:
 
 
 def event_reader(segments: Segments) -> Callable[[Frame], Any]:
-    """``record_reader`` on a frame's event (the compiled form of a query on ``.``)."""
+    """The compiled form of a query on ``.`` in a condition: the value at ``segments`` of ``frame.event``."""
     if not segments:
         return lambda frame: whole_record(frame.event)
     first, rest = segments[0], segments[1:]
-    if type(first) is str and first != "timestamp":
+    if first == "timestamp":
         if not rest:
-            return lambda frame: frame.event.get(first)
-        if len(rest) == 1 and type(rest[0]) is str:
-            second = rest[0]
+            return lambda frame: record_value(frame.event, "timestamp")
+        return lambda frame: get_path(record_value(frame.event, "timestamp"), rest)
+    if type(first) is str and not rest:
+        return lambda frame: frame.event.get(first)
+    if type(first) is str and len(rest) == 1 and type(rest[0]) is str:
+        second = rest[0]
 
-            def get2(frame: Frame) -> Any:
-                value = frame.event.get(first)
-                return value.get(second) if type(value) is dict else None
+        def get2(frame: Frame) -> Any:
+            value = frame.event.get(first)
+            return value.get(second) if type(value) is dict else None
 
-            return get2
+        return get2
     read = record_reader(segments)
     return lambda frame: read(frame.event)

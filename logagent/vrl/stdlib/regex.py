@@ -1,8 +1,8 @@
 """VRL's regex values: Rust ``regex`` syntax on RE2, with captures, find-all, replace and split.
 
 ``compile_vrl_regex`` is what a regex literal (``r'...'``) and ``to_regex``
-compile to; the pattern is rewritten for RE2 by ``conditions.regex`` (the same
-rules as conditions' ``match``), so a bad pattern raises its ``RegexError``.
+compile to; the pattern is rewritten for RE2 by ``logagent.user_regex`` (the one
+way a config's regex is compiled), so a bad pattern raises its ``RegexError``.
 Offsets from RE2 are UTF-8 byte offsets: an ASCII text is sliced directly,
 any other through its encoding.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import functools
 from typing import Any
 
-from ...conditions.regex import RegexError, compile_rust_pattern
+from ...user_regex import RegexError, compile_rust_pattern
 from .regex_bounded import bounded_pattern
 
 __all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
@@ -25,7 +25,7 @@ __all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
 @functools.cache
 def _binding() -> tuple[Any, Any, Callable[[Any], dict[str, int]]]:
     """(UNANCHORED, options, group_names) of the RE2 binding, imported on the first regex (not at start)."""
-    from ...conditions import re2_binding  # noqa: PLC0415
+    from ...user_regex import re2_binding  # noqa: PLC0415
 
     options = re2_binding.Options()
     options.log_errors = False
