@@ -69,6 +69,15 @@ class Query:
 
 
 @dataclass(frozen=True, slots=True)
+class Group:
+    """``( expression )``: the expression's value, spanning the parentheses (as VRL's diagnostics do)."""
+
+    inner: Node
+    offset: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class Unary:
     op: str  # "!"
     operand: Node
@@ -168,5 +177,5 @@ class Program:
     statements: tuple[Node, ...]
 
 
-Node = (Literal | RegexLiteral | Template | ArrayLiteral | ObjectLiteral | Variable | Query | Unary | Binary | Call
-        | Noop | Assign | Block | If | Abort | Return)
+Node = (Literal | RegexLiteral | Template | ArrayLiteral | ObjectLiteral | Variable | Query | Group | Unary | Binary
+        | Call | Noop | Assign | Block | If | Abort | Return)

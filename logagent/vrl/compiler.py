@@ -10,8 +10,8 @@ import dataclasses
 import difflib
 from typing import Any
 
-from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Noop, ObjectLiteral, Query,
-                  RegexLiteral, Return, Template, Unary, Variable)
+from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group, If, Literal, Noop, ObjectLiteral,
+                  Query, RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
@@ -52,6 +52,9 @@ class Compiler(ExpressionCompiler):
             return result
 
         return Compiled(sequence, compiled[-1].type)
+
+    def compile_group(self, node: Group) -> Compiled:
+        return self.compile(node.inner)
 
     def compile_block(self, node: Block) -> Compiled:
         self.types.enter()
@@ -349,7 +352,7 @@ _DISPATCH: dict[type, Any] = {
     ArrayLiteral: Compiler.compile_array, ObjectLiteral: Compiler.compile_object,
     Variable: Compiler.compile_variable, Query: Compiler.compile_query, Unary: Compiler.compile_unary,
     Binary: Compiler.compile_binary, Call: Compiler.compile_call, Assign: Compiler.compile_assign,
-    Block: Compiler.compile_block, If: Compiler.compile_if, Abort: Compiler.compile_abort,
+    Group: Compiler.compile_group, Block: Compiler.compile_block, If: Compiler.compile_if, Abort: Compiler.compile_abort,
     Return: Compiler.compile_return,
 }
 __all__ = ["Compiler", "OBJECT", "suggestion"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ast import EVENT, Binary, Call, Literal, Query, Variable
+from .ast import EVENT, Binary, Call, Group, Literal, Query, Variable
 from .condition_compiler import ConditionCompiler
 from .diagnostic import VrlError
 from .parser import parse_program
@@ -127,7 +127,7 @@ def _compile(source: str) -> tuple[Any, int, Paths, bool, tuple[str, str] | None
         raise ConditionError("", "VRL conditions must return a boolean", source, offset, end,
                              (f"this condition resolves to {kind_names(kinds) if kinds else 'nothing'}",), fix)
     paths = frozenset(segments for root, segments in compiler.reads if root == EVENT)
-    field_equals = _field_equals(tree.statements[0]) if len(tree.statements) == 1 else None
+    field_equals = _field_equals(_ungrouped(tree.statements[0])) if len(tree.statements) == 1 else None
     return compiled.run, compiler.types.slots, paths, not compiler.impure, field_equals
 
 
@@ -135,12 +135,19 @@ def _field_equals(node: Any) -> tuple[str, str] | None:
     """(key, text) for ``.key == "text"`` / ``"text" == .key`` (a string literal, a top-level key)."""
     if not isinstance(node, Binary) or node.op != "==":
         return None
-    for path, literal in ((node.left, node.right), (node.right, node.left)):
+    for path, literal in ((_ungrouped(node.left), _ungrouped(node.right)), (_ungrouped(node.right),
+                                                                            _ungrouped(node.left))):
         if (isinstance(path, Query) and path.base == EVENT and len(path.segments) == 1
                 and type(path.segments[0]) is str and path.segments[0] != "timestamp"  # a timestamp, never text
                 and isinstance(literal, Literal) and type(literal.value) is str):
             return path.segments[0], literal.value
     return None
+
+
+def _ungrouped(node: Any) -> Any:
+    while isinstance(node, Group):
+        node = node.inner
+    return node
 
 
 __all__ = ["Condition", "ConditionError", "VrlError", "compile_condition"]

@@ -162,12 +162,10 @@ class ExpressionCompiler:
                                              ("this expression must resolve to an object",))
             merged = _merged_type(left.type, right.type)
             return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible, failure=failure)
-        if op == "||":
-            return Compiled(_or(left.run, right.run), Type(lk | rk), fallible, failure=failure)
-        if op == "&&":
-            # as VRL: a constant left side is not checked, and then neither is the right
-            checked = not left.constant and (lk & ~(Kind.BOOLEAN | Kind.NULL) or rk & ~(Kind.BOOLEAN | Kind.NULL))
-            return Compiled(_and(left.run, right.run), BOOLEAN, fallible or bool(checked), failure=failure)
+        if op in ("||", "&&"):
+            kind, fallible = _logical_type(op, left, right)
+            run = _or(left.run, right.run) if op == "||" else _and(left.run, right.run)
+            return Compiled(run, kind, fallible, failure=failure)
         result, infallible = _arithmetic_type(op, lk, rk, right)
         function = _OPERATORS.get(op)
         if function is None:
@@ -185,6 +183,25 @@ def _first_failure(items: list[Compiled]) -> Any:
 
 
 _OPERATORS = {"+": operations.add, "-": operations.subtract, "*": operations.multiply, "/": operations.divide}
+
+
+def _logical_type(op: str, left: Compiled, right: Compiled) -> tuple[Type, bool]:
+    """(type, fallible) of ``||`` / ``&&`` as VRL decides them from the left side's type and constant value."""
+    lk = left.type.kinds
+    always_false = lk == Kind.NULL or (left.constant and left.value is False)
+    always_true = left.constant and left.value is True
+    if op == "||":
+        if always_false:
+            return right.type, right.fallible
+        if always_true or not lk & (Kind.NULL | Kind.BOOLEAN):
+            return left.type, left.fallible
+        return Type((lk & ~Kind.NULL) | right.type.kinds), left.fallible or right.fallible
+    if always_false:  # the right side is never run
+        return BOOLEAN, False
+    if always_true:
+        return BOOLEAN, right.fallible
+    unchecked = (lk | right.type.kinds) & ~(Kind.BOOLEAN | Kind.NULL)
+    return BOOLEAN, left.fallible or right.fallible or bool(unchecked)
 
 
 def _merged_type(left: Type, right: Type) -> Type:

@@ -32,6 +32,8 @@ EOF = "eof"
 _FIELD = re.compile(r"[A-Za-z0-9_@]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?[0-9][0-9_]*(\.[0-9][0-9_]*)?")
+_DIGITS = "0123456789"
+_IDENT_START = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _INTEGER_FIELD = re.compile(r"[0-9][0-9_]*")
 _INDEX = re.compile(r"\[(-?[0-9]+)\]")
 _TEMPLATE_PART = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -82,10 +84,10 @@ def tokenize(source: str, diagnostics: Diagnostics) -> list[Token]:
         elif ch in "srt" and source.startswith("'", pos + 1):
             text, pos = _lex_quoted_raw(source, pos + 2, ch == "r", diagnostics)
             tokens.append(Token({"s": RAW, "r": REGEX, "t": TIMESTAMP}[ch], text, start, pos))
-        elif ch.isdigit() or (ch == "-" and source[pos + 1 : pos + 2].isdigit()):  # as VRL: 1-5 is an error
+        elif ch in _DIGITS or (ch == "-" and pos + 1 < n and source[pos + 1] in _DIGITS):  # as VRL: 1-5 is an error
             tokens.append(_lex_number(source, pos, diagnostics))
             pos = tokens[-1].end
-        elif ch.isalpha() or ch == "_":
+        elif ch in _IDENT_START:  # ASCII only, as VRL's identifiers
             match = _IDENT.match(source, pos)
             assert match is not None
             pos = match.end()

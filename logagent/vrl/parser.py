@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, If, Literal, Node, Noop,
-                  ObjectLiteral, Program, Query, RegexLiteral, Return, Template, Unary, Variable)
+from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, Group, If, Literal, Node,
+                  Noop, ObjectLiteral, Program, Query, RegexLiteral, Return, Template, Unary, Variable)
 from .diagnostic import Diagnostics
 from .lexer import (EOF, FLOAT, IDENT, INTEGER, NEWLINE, OP, PATH, RAW, REGEX, STRING, TEMPLATE, TIMESTAMP, Token,
                     tokenize)
@@ -193,7 +193,7 @@ class _Parser(_Tokens):
         """Paths and indexes written right after a value (no space) query that value."""
         while True:
             token = self.current
-            if token.offset != node.end:
+            if token.offset != node.end or isinstance(node, Group):  # as VRL: no path after a group
                 return node
             if token.kind == PATH and token.value[0] == EVENT and token.value[1]:
                 self.advance()
@@ -237,7 +237,7 @@ class _Parser(_Tokens):
             node = self.expression()
             self.skip_newlines()
             end = self.expect_op(")").end
-            return _respan(node, token.offset, end)
+            return Group(node, token.offset, end)
         if self.is_op("["):
             return self.array()
         if self.is_op("{"):
@@ -377,11 +377,6 @@ def _extend(node: Node, segments: tuple[str | int, ...], end: int) -> Query:
     if isinstance(node, Variable):
         return Query(node, segments, node.offset, end)
     return Query(node, segments, node.offset, end)
-
-
-def _respan(node: Node, offset: int, end: int) -> Node:
-    """A parenthesised expression spans its parentheses (as VRL's labels show)."""
-    return node
 
 
 def _closure(self: Any) -> Closure:
