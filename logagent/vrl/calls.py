@@ -13,6 +13,7 @@ import difflib
 from typing import Any
 
 from .ast import Call
+from .bound_calls import bound_call
 from .expressions import Compiled, Evaluator
 from .function import ArgInfo, ArgumentError, FunctionError, Param
 from .runtime import CallError, Frame, VrlRuntimeError, kind_bits
@@ -51,7 +52,12 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
-    run, bare = _caller(implementation, runs, tuple(checks), prefix)
+    masks = tuple((index, int(kinds)) for index, kinds in checks)
+    run = bound_call(implementation, compiled, masks, prefix)
+    if run is not None:
+        bare = bound_call(implementation, compiled, masks, None)
+    else:
+        run, bare = _caller(implementation, runs, tuple(checks), prefix)
     failure = _unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
         if checks and not node.bang else None
     return Compiled(run, result, fallible and not node.bang, bare=bare, failure=failure)

@@ -48,7 +48,7 @@ class Condition:
     would be counted the same way.
     """
 
-    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run", "_slots")
+    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run", "_slots", "_frame")
 
     def __init__(self, source: str, run: Any, slots: int, paths: Paths, pure: bool = True,
                  field_equals: tuple[str, str] | None = None) -> None:
@@ -64,10 +64,18 @@ class Condition:
         self.last_error: str | None = None
         self._run = run
         self._slots = slots
+        #: the frame of a program without variables, reused: a condition runs on one thread (the topology's
+        #: event loop), never within itself, and leaves nothing in its frame but the record it last read
+        self._frame = Frame(None, _NO_METADATA, _NO_VARIABLES) if not slots else None
 
     def __call__(self, record: Any) -> bool:
+        frame = self._frame
+        if frame is None:
+            frame = Frame(record, _NO_METADATA, [None] * self._slots)
+        else:
+            frame.event = record
         try:
-            result = self._run(Frame(record, _NO_METADATA, [None] * self._slots if self._slots else _NO_VARIABLES))
+            result = self._run(frame)
         except Returned as returned:
             result = returned.value
         except Exception as exc:  # any failure inside makes the condition false, never the agent crash

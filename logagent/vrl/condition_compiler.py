@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ast import EVENT, METADATA, Assign, Call, Noop, Query
+from .ast import EVENT, METADATA, Assign, Binary, Call, Literal, Noop, Query
 from .compiler import Compiler
-from .expressions import Compiled
-from .record_reads import event_reader, has_top_level
+from .expressions import Compiled, Evaluator
+from .record_reads import event_reader
+from .runtime import Frame
 from .types import BOOLEAN, Type
 
 
@@ -34,11 +35,37 @@ class ConditionCompiler(Compiler):
             return self.compile_assign(node)
         return super().compile(node)
 
+    def compile_binary(self, node: Binary) -> Compiled:
+        """``.key == "text"`` (or null, true, false): the record asked for the key, compared in one step."""
+        if node.op in ("==", "!="):
+            for query, literal in ((node.left, node.right), (node.right, node.left)):
+                if (type(query) is Query and query.base == EVENT and len(query.segments) == 1
+                        and type(query.segments[0]) is str and query.segments[0] != "timestamp"
+                        and type(literal) is Literal and (literal.value is None or type(literal.value) in (str, bool))):
+                    self.compile(query)  # the read, and its type
+                    return Compiled(_top_level_equals(query.segments[0], literal.value, node.op == "!="), BOOLEAN)
+        return super().compile_binary(node)
+
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
         if root == EVENT and len(segments) == 1 and type(segments[0]) is str:
             self.reads.add((root, segments))
             key = segments[0]
-            return Compiled(lambda frame: has_top_level(frame.event, key), BOOLEAN)
+
+            def exists_top(frame: Frame) -> bool:
+                record = frame.event
+                if type(record) is dict:
+                    return key in record
+                return record.get(key) is not None or record.has(key)
+
+            return Compiled(exists_top, BOOLEAN)
+        if root == EVENT and len(segments) > 1 and type(segments[-1]) is str:
+            parent, last = self.compile(Query(EVENT, segments[:-1], target.offset, target.end)).run, segments[-1]
+
+            def exists_key(frame: Frame) -> bool:
+                container = parent(frame)
+                return type(container) is dict and last in container
+
+            return Compiled(exists_key, BOOLEAN)
         return super().compile_exists(target, root, segments)
 
     def compile_assign(self, node: Assign) -> Compiled:
@@ -67,3 +94,13 @@ class ConditionCompiler(Compiler):
                     node.offset, node.end,
                     ("mutation of read-only value", f"{self.text(target)} is read-only, and cannot be deleted"))
         return super().compile_path_function(node)
+
+
+def _top_level_equals(key: str, value: Any, negate: bool) -> Evaluator:
+    if type(value) is str:  # a text equals only a text, in Python as in VRL
+        if negate:
+            return lambda frame: frame.event.get(key) != value
+        return lambda frame: frame.event.get(key) == value
+    if negate:  # null, true, false: only themselves
+        return lambda frame: frame.event.get(key) is not value
+    return lambda frame: frame.event.get(key) is value

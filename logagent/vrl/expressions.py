@@ -274,6 +274,11 @@ def _equality(op: str, left: Compiled, right: Compiled) -> Evaluator:
         if op == "==":
             return lambda frame: lrun(frame) == value
         return lambda frame: lrun(frame) != value
+    if right.constant and (right.value is None or type(right.value) is bool):  # only null is null, true is true
+        value = right.value
+        if op == "==":
+            return lambda frame: lrun(frame) is value
+        return lambda frame: lrun(frame) is not value
     equal = operations.equal
     if op == "==":
         return lambda frame: equal(lrun(frame), rrun(frame))

@@ -4,8 +4,8 @@ A condition's program runs with the record itself as ``frame.event``: a
 ``LogEvent``, a ``FileContext`` (the memo of a condition that reads only
 context fields) or a plain dict. All three answer ``get(top_level_key)``
 (``LogEvent.get`` handles the context's fields, per-record fields,
-``msgspec.Raw``, ``MERGED_MESSAGE``) and, for a field whose value is null,
-``has`` (a dict: ``in``). Below the top level, values are plain JSON
+``msgspec.Raw``, ``MERGED_MESSAGE``) and, for ``exists`` of a field whose
+value is null, ``has`` (a dict: ``in``; see ``condition_compiler``). Below the top level, values are plain JSON
 values, read with VRL's path semantics (``runtime.get_path``). No record is
 turned into a dict unless the program reads the whole record (``.``).
 
@@ -46,13 +46,6 @@ def whole_record(record: Any) -> dict[str, Any]:
             target["timestamp"] = to_timestamp(stamp)
         return target
     return dict(record.fields)
-
-
-def has_top_level(record: Any, key: str) -> bool:
-    """VRL's ``exists(.key)``: present, even with a null value (asked with ``has`` only after ``get`` gave null)."""
-    if type(record) is dict:
-        return key in record
-    return record.get(key) is not None or record.has(key)
 
 
 def record_reader(segments: Segments) -> Reader:
@@ -97,5 +90,16 @@ def event_reader(segments: Segments) -> Callable[[Frame], Any]:
             return value.get(second) if type(value) is dict else None
 
         return get2
-    read = record_reader(segments)
-    return lambda frame: read(frame.event)
+    if type(first) is str and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) is str:
+        second, third = rest
+
+        def get3(frame: Frame) -> Any:  # .kubernetes.pod_labels.app
+            value = frame.event.get(first)
+            if type(value) is dict:
+                value = value.get(second)
+                if type(value) is dict:
+                    return value.get(third)
+            return None
+
+        return get3
+    return lambda frame: get_path(frame.event.get(first), rest)
