@@ -48,7 +48,7 @@ class Condition:
     would be counted the same way.
     """
 
-    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run", "_slots", "_frame")
+    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run", "_slots")
 
     def __init__(self, source: str, run: Any, slots: int, paths: Paths, pure: bool = True,
                  field_equals: tuple[str, str] | None = None) -> None:
@@ -62,20 +62,13 @@ class Condition:
         self.pure = pure
         self.runtime_errors = 0
         self.last_error: str | None = None
+        #: the compiled program, a function of the record (``condition_compiler``: direct)
         self._run = run
         self._slots = slots
-        #: the frame of a program without variables, reused: a condition runs on one thread (the topology's
-        #: event loop), never within itself, and leaves nothing in its frame but the record it last read
-        self._frame = Frame(None, _NO_METADATA, _NO_VARIABLES) if not slots else None
 
     def __call__(self, record: Any) -> bool:
-        frame = self._frame
-        if frame is None:
-            frame = Frame(record, _NO_METADATA, [None] * self._slots)
-        else:
-            frame.event = record
         try:
-            result = self._run(frame)
+            result = self._run(record)
         except Returned as returned:
             result = returned.value
         except Exception as exc:  # any failure inside makes the condition false, never the agent crash
@@ -104,6 +97,28 @@ class Condition:
         return f"Condition({self.source!r})"
 
 
+class _FramedCondition(Condition):
+    """A condition whose program has local variables or reads the metadata: it runs on a frame.
+
+    One frame, reused: a condition runs on one thread (the topology's event loop), never within
+    itself; each run starts with no variable set.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, source: str, run: Any, slots: int, paths: Paths, pure: bool = True,
+                 field_equals: tuple[str, str] | None = None) -> None:
+        self._frame = Frame(None, _NO_METADATA, _NO_VARIABLES)
+        frame = self._frame
+
+        def run_framed(record: Any) -> Any:
+            frame.event = record
+            frame.variables = [None] * slots
+            return run(frame)
+
+        super().__init__(source, run_framed, slots, paths, pure, field_equals)
+
+
 def compile_condition(source: str) -> Condition:
     """Compile condition ``source`` once; raises ``VrlError`` (VRL's code, line, column and fix)."""
     compiled = _COMPILED.get(source)
@@ -112,7 +127,7 @@ def compile_condition(source: str) -> Condition:
         if len(_COMPILED) >= _KEEP:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[source] = compiled
-    return Condition(source, *compiled)
+    return (_FramedCondition if compiled[1] >= 0 else Condition)(source, *compiled)
 
 
 #: validate and the transform compile the same text; each gets its own Condition (its own counters)
@@ -121,9 +136,13 @@ _COMPILED: dict[str, tuple[Any, int, Paths, bool, tuple[str, str] | None]] = {}
 
 
 def _compile(source: str) -> tuple[Any, int, Paths, bool, tuple[str, str] | None]:
-    compiler = ConditionCompiler(source)
+    """(run, variable slots or -1 when it runs on the record itself, paths, pure, field_equals)."""
+    compiler = ConditionCompiler(source, direct=True)
     tree = parse_program(source, compiler.diagnostics)
     compiled = compiler.compile_statements(tree.statements)
+    if compiler.needs_frame:
+        compiler = ConditionCompiler(source, direct=False)
+        compiled = compiler.compile_statements(tree.statements)
     kinds = compiled.type.kinds
     if kinds != Kind.BOOLEAN:
         last = tree.statements[-1] if tree.statements else None
@@ -136,7 +155,8 @@ def _compile(source: str) -> tuple[Any, int, Paths, bool, tuple[str, str] | None
                              (f"this condition resolves to {kind_names(kinds) if kinds else 'nothing'}",), fix)
     paths = frozenset(segments for root, segments in compiler.reads if root == EVENT)
     field_equals = _field_equals(_ungrouped(tree.statements[0])) if len(tree.statements) == 1 else None
-    return compiled.run, compiler.types.slots, paths, not compiler.impure, field_equals
+    slots = compiler.types.slots if not compiler.direct else -1
+    return compiled.run, slots, paths, not compiler.impure, field_equals
 
 
 def _field_equals(node: Any) -> tuple[str, str] | None:

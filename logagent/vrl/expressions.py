@@ -164,7 +164,12 @@ class ExpressionCompiler:
             return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible, failure=failure)
         if op in ("||", "&&"):
             kind, fallible = _logical_type(op, left, right)
-            run = _or(left.run, right.run) if op == "||" else _and(left.run, right.run)
+            lrun, rrun = left.run, right.run
+            if lk == rk == Kind.BOOLEAN:  # both give true or false: Python's operators are VRL's
+                run = (lambda frame: lrun(frame) or rrun(frame)) if op == "||" else \
+                    (lambda frame: lrun(frame) and rrun(frame))
+            else:
+                run = _or(lrun, rrun) if op == "||" else _and(lrun, rrun)
             return Compiled(run, kind, fallible, failure=failure)
         result, infallible = _arithmetic_type(op, lk, rk, right)
         function = _OPERATORS.get(op)

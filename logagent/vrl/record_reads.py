@@ -11,6 +11,10 @@ turned into a dict unless the program reads the whole record (``.``).
 
 A ``LogEvent``'s ``timestamp`` is RFC 3339 text; a program sees it as a VRL
 timestamp, as in Vector and in the remap transform.
+
+A condition without local variables and metadata runs with the record in place
+of its frame (``condition_compiler``): these functions of the record are then
+its compiled reads as they are.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 from logagent.event import LogEvent
 
-from .runtime import Frame, get_path
+from .runtime import get_path
 from .timestamps import to_timestamp
 
 Segments = tuple[str | int, ...]
@@ -48,16 +52,21 @@ def whole_record(record: Any) -> dict[str, Any]:
     return dict(record.fields)
 
 
-def record_reader(segments: Segments) -> Reader:
-    """A function of a record giving the value at ``segments`` as stored (null where a step does not exist).
+def record_reader(segments: Segments, timestamps: bool = False) -> Reader:
+    """A function of a record giving the value at ``segments`` (null where a step does not exist).
 
-    As stored: a ``LogEvent``'s ``timestamp`` stays its text (``parse_json`` reads fields this way).
+    ``timestamps``: a ``LogEvent``'s ``timestamp`` is a VRL timestamp, as a program sees it (else its
+    text, as stored: ``parse_json`` reads fields this way).
     """
     if not segments:
         return whole_record
     first, rest = segments[0], segments[1:]
     if type(first) is int:  # an index on the record object names nothing
         return lambda record: None
+    if first == "timestamp" and timestamps:
+        if not rest:
+            return lambda record: record_value(record, "timestamp")
+        return lambda record: get_path(record_value(record, "timestamp"), rest)
     if not rest:
         return lambda record: record.get(first)
     if len(rest) == 1 and type(rest[0]) is str:
@@ -68,33 +77,11 @@ def record_reader(segments: Segments) -> Reader:
             return value.get(second) if type(value) is dict else None
 
         return get2
-    return lambda record: get_path(record.get(first), rest)
-
-
-def event_reader(segments: Segments) -> Callable[[Frame], Any]:
-    """The compiled form of a query on ``.`` in a condition: the value at ``segments`` of ``frame.event``."""
-    if not segments:
-        return lambda frame: whole_record(frame.event)
-    first, rest = segments[0], segments[1:]
-    if first == "timestamp":
-        if not rest:
-            return lambda frame: record_value(frame.event, "timestamp")
-        return lambda frame: get_path(record_value(frame.event, "timestamp"), rest)
-    if type(first) is str and not rest:
-        return lambda frame: frame.event.get(first)
-    if type(first) is str and len(rest) == 1 and type(rest[0]) is str:
-        second = rest[0]
-
-        def get2(frame: Frame) -> Any:
-            value = frame.event.get(first)
-            return value.get(second) if type(value) is dict else None
-
-        return get2
-    if type(first) is str and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) is str:
+    if len(rest) == 2 and type(rest[0]) is str and type(rest[1]) is str:
         second, third = rest
 
-        def get3(frame: Frame) -> Any:  # .kubernetes.pod_labels.app
-            value = frame.event.get(first)
+        def get3(record: Any) -> Any:  # .kubernetes.pod_labels.app
+            value = record.get(first)
             if type(value) is dict:
                 value = value.get(second)
                 if type(value) is dict:
@@ -102,4 +89,4 @@ def event_reader(segments: Segments) -> Callable[[Frame], Any]:
             return None
 
         return get3
-    return lambda frame: get_path(frame.event.get(first), rest)
+    return lambda record: get_path(record.get(first), rest)
