@@ -5,8 +5,8 @@ A record becomes a plain dict (``LogEvent.to_dict``, its ``timestamp`` a VRL
 context keeps every context key the program left as it was (the same object),
 so most records still share their ``FileContext`` and its pre-encoded head.
 A context key the program changed or removed makes a context derived without
-it (once per context and key set, in ``ctx.memo``); the changed value
-becomes the record's own.
+it (``record_fields.context_without``: once per context and key set, in
+``ctx.memo``, as for every transform); the changed value becomes the record's own.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from logagent.event import FileContext, LogEvent
+from logagent.transforms.record_fields import context_without, record_event
 from logagent.vrl.runtime import VrlRuntimeError
 from logagent.vrl.timestamps import format_rfc3339, to_timestamp
 from logagent.vrl.value import Timestamp
@@ -67,7 +68,7 @@ def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSEN
             elif key in _LINE_KEYS:
                 continue
             own[key] = value if type(value) in _LEAVES else plain(value)
-    new_ctx = context_keeping(ctx, frozenset(changed)) if changed else ctx
+    new_ctx = context_without(ctx, frozenset(changed)) if changed else ctx
     message = target.get("message")
     if type(message) is not str:
         if "message" in target:
@@ -76,8 +77,8 @@ def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSEN
     value = target.get("timestamp")
     timestamp = event.timestamp if value is stamp else _timestamp(value, event.timestamp)
     stream = target.get("stream")
-    return LogEvent(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
-                    target.get("truncated") is True, None if not own and message is not None else own)
+    return record_event(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
+                        target.get("truncated") is True, own)
 
 
 def _timestamp(value: Any, original: str | None) -> str | None:
@@ -116,15 +117,6 @@ def plain(value: Any) -> Any:
 
 #: values that are the same in a record as in a program
 _LEAVES = frozenset({str, int, float, bool, type(None)})
-
-
-def context_keeping(ctx: FileContext, without: frozenset[str]) -> FileContext:
-    """``ctx`` without the keys in ``without``, made once per context and key set."""
-    memo_key = ("remap.without", without)
-    derived = ctx.memo.get(memo_key)
-    if derived is None:
-        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k not in without})
-    return derived
 
 
 def derived_context(ctx: FileContext, fields: dict[str, Any]) -> FileContext:
