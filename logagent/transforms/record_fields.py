@@ -29,27 +29,28 @@ _ABSENT = object()
 class Draft:
     """A record being edited: becomes a new event with :meth:`event`."""
 
-    __slots__ = ("message", "ctx", "fields", "_base", "_moved")
+    __slots__ = ("message", "ctx", "fields")
 
     def __init__(self, event: LogEvent) -> None:
         self.message = event.message
-        self.ctx = self._base = event.ctx
+        self.ctx = event.ctx
         self.fields: dict[str, Any] = dict(resolved(event.fields, event.message)) if event.fields else {}
-        #: the keys of the event's context moved into ``fields``
-        self._moved: frozenset[str] = frozenset()
 
     def event(self, like: LogEvent) -> LogEvent:
-        """The edited record with ``like``'s stream, timestamp and truncation."""
-        return record_event(self.message, like.stream, like.timestamp, self.ctx, like.truncated, self.fields)
+        """The edited record with ``like``'s stream, timestamp and truncation (as :func:`record_event` makes it)."""
+        fields: dict[str, Any] | None = self.fields
+        if not fields and self.message is not None:
+            fields = None
+        return LogEvent(self.message, like.stream, like.timestamp, self.ctx, like.truncated, fields)
 
     def _own(self, key: str) -> bool:
         """Make top-level ``key`` editable in ``fields``; False when the record has no such key."""
         if key in self.fields:
             return True
-        if key in self.ctx.fields:
-            self._moved |= {key}
-            self.ctx = context_without(self._base, self._moved)
-            self.fields[key] = self._base.fields[key]
+        ctx = self.ctx
+        if key in ctx.fields:
+            self.ctx = context_without(ctx, _ONE_KEY.get(key) or _one_key(key))
+            self.fields[key] = ctx.fields[key]
             return True
         return False
 
@@ -96,6 +97,19 @@ class Draft:
                     self.message = value
                     continue
             fields[key] = value
+
+
+#: one-key sets, made once per key (a key set is hashed for each memo lookup; these keep their hash)
+_ONE_KEY: dict[str, frozenset[str]] = {}
+
+
+def _one_key(key: str) -> frozenset[str]:
+    keys = _ONE_KEY.get(key)
+    if keys is None:
+        keys = frozenset((key,))
+        if len(_ONE_KEY) < 4096:
+            _ONE_KEY[key] = keys
+    return keys
 
 
 def blocked_keys(ctx: FileContext) -> frozenset[str]:
