@@ -14,6 +14,7 @@ from typing import Any
 
 from .ast import Call
 from .bound_calls import bound_call
+from .bound_calls import kind_error as _kind_error
 from .expressions import Compiled, Evaluator
 from .function import ArgInfo, ArgumentError, FunctionError, Param
 from .runtime import CallError, Frame, VrlRuntimeError, kind_bits
@@ -220,7 +221,3 @@ def _small_call(implementation: Any, runs: tuple[Evaluator, ...], tail: tuple[No
             raise CallError(prefix, exc) from None
 
     return call2
-
-
-def _kind_error(value: Any, mask: int) -> FunctionError:
-    return FunctionError(f"expected {kind_names(Kind(mask))}, got {value_kind(value)}")
