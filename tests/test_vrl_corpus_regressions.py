@@ -25,6 +25,15 @@ PROGRAMS = [
     '.t, err = parse_timestamp(.message, "%Y/%m/%d %H:%M:%S")',
     't, err = parse_timestamp(.message, "%Y/%m/%d %H:%M:%S")\nif err == null { .u = to_unix_timestamp(t) }',
     't, _ = parse_timestamp(.message, format: "%Y/%m/%d %H:%M:%S")\n.u = to_unix_timestamp(t)',
+    # after branches, what every branch knows of an object's fields stays known (a branch adding a field
+    # to a variable or the event does not make the others unknown)
+    'r = {"a": []}\nif .n == 1 { r.b = 1 }\nr.a = append(r.a, [1])\n.r = r',
+    '.x = "a"\nif .n == 1 { .y = 1 }\n.z = upcase(.x)',
+    '.x = "a"\nif .n == 1 { .x = 1 }\n.z = upcase(.x)',
+    'r = {"a": "s"}\nif .n == 1 { r = {"a": "t", "b": 1} }\n.z = upcase(r.a)\n.w = upcase(r.b)',
+    'r = {"a": "s"}\nif .n == 1 { r = {"b": 1} }\n.z = upcase(r.a)',
+    'a = [1, "x"]\nif .n == 1 { a = [2, "y"] }\n.z = upcase(a[1])',
+    '.o = {"a": "s"}\nif .n == 1 { del(.o.a) }\n.z = upcase(.o.a)',
 ]
 
 
