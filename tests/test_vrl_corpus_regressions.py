@@ -34,6 +34,15 @@ PROGRAMS = [
     'r = {"a": "s"}\nif .n == 1 { r = {"b": 1} }\n.z = upcase(r.a)',
     'a = [1, "x"]\nif .n == 1 { a = [2, "y"] }\n.z = upcase(a[1])',
     '.o = {"a": "s"}\nif .n == 1 { del(.o.a) }\n.z = upcase(.o.a)',
+    # del's second parameter, compact: a boolean (E110 otherwise); true prunes the containers the delete emptied
+    'del(.email, .passport_number)',
+    'del(.o, compact: .n)',
+    'del(.o.a[0], compact: true)\ndel(.o.a[0], compact: true)',
+    '.a = {"b": {"c": 1}, "d": 2}\ndel(.a.b.c, true)',
+    '.a = {"b": {"c": 1}}\ndel(.a.b.c, false)',
+    'x = {"a": {"b": 1}}\nc = true\ndel(x.a.b, c)\n.x = x',
+    '.e = {}\ndel(.e.z, true)',
+    'del(.o, true, true)',
 ]
 
 

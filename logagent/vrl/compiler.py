@@ -13,6 +13,7 @@ from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, L
                   RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
+from .deletion import compacting, compile_compact, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
@@ -121,23 +122,29 @@ class Compiler(ExpressionCompiler):
         return compile_call(self, node)
 
     def compile_path_function(self, node: Call) -> Compiled:
-        arguments = [a for a in node.arguments if a.name not in ("compact",)]
-        if len(arguments) != 1 or not _assignable_query(arguments[0].value):
+        argument, compact_argument = path_arguments(self, node)
+        if not _assignable_query(argument.value):
             raise self.diagnostics.error("E610", "function compilation error: error[E400] unexpected expression type",
                                          node.offset, node.end, (
                                              f'unexpected expression for argument "{"target" if node.name == "del" else "field"}"',
                                              "expected: query"))
-        target = arguments[0].value
+        target = argument.value
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
             return self.compile_exists(target, root, segments)
+        compact = compile_compact(self, compact_argument) if compact_argument is not None else None
         kind = self.compile(target).type
+        delete = _deleter(root, slot, segments)
+        if compact is not None and segments:
+            present = self.compile_exists(target, root, segments).run
+            delete = compacting(self, delete, compact, target, segments, present,
+                                lambda prefix: _deleter(root, slot, prefix))
         self.writes.add((root, segments))
         if root in (".", "%") and segments:
             self.types.roots[root] = without_field(self.types.roots[root], segments)
         else:
             self.assign_type(target, NULL)
-        return Compiled(_deleter(root, slot, segments), kind)
+        return Compiled(delete, kind)
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
         if not segments:
