@@ -16,6 +16,9 @@ from tests.vrl_oracle import our_outcome, vrl_outcome  # noqa: E402
 
 RECORDS = [
     {"message": "2026/12/02 10:00:00 [error] 7#7: boom", "n": 1},
+    {"message": '[{"key": "a"}, 2]'},
+    {"message": '"text"'},
+    {"message": '{"key": "a"}'},
     {"message": "not a time", "o": {"a": [1, 2]}},
     {"message": None},
 ]
@@ -43,6 +46,13 @@ PROGRAMS = [
     'x = {"a": {"b": 1}}\nc = true\ndel(x.a.b, c)\n.x = x',
     '.e = {}\ndel(.e.z, true)',
     'del(.o, true, true)',
+    # the event may become any value (Vector makes records of it); a field written afterwards makes it an object
+    '. = parse_json!(.message)',
+    '. = parse_json!(.message)\nif .key == "a" { .group = 0 } else { .group = 1 }',
+    '. = parse_json!(.message)\ndel(.x)\n.t = exists(.y)',
+    '. = parse_json!(.message)\n.a.b = 1',
+    '. = parse_json!(.message)\n.x = .key',
+    '. = parse_json!(.message)\ndel(.x)',
 ]
 
 

@@ -212,7 +212,11 @@ class Compiler(ExpressionCompiler):
             top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None
             if top is not None:
                 def assign_top(frame: Frame) -> Any:
-                    result = frame.event[top] = run(frame)
+                    result = run(frame)
+                    try:
+                        frame.event[top] = result
+                    except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                        frame.event = {top: result}
                     return result
 
                 return Compiled(assign_top, value.type)
@@ -266,15 +270,21 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     attribute = "event" if root == EVENT else "metadata"
     if not segments:
         def store_root(frame: Frame, value: Any) -> None:
-            if type(value) is not dict:
-                raise VrlRuntimeError(f"the {'event' if root == EVENT else 'metadata'} root must be an object")
-            setattr(frame, attribute, dict(value))
+            if type(value) is dict:
+                setattr(frame, attribute, dict(value))
+            elif root == EVENT:  # any value, as in VRL (the remap transform makes records of it as Vector does)
+                frame.event = value
+            else:
+                raise VrlRuntimeError("the metadata root must be an object")
 
         return store_root
     first, rest = segments[0], segments[1:]
     if type(first) is str and not rest and root == EVENT:
         def store_event_top(frame: Frame, value: Any) -> None:
-            frame.event[first] = value
+            try:
+                frame.event[first] = value
+            except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                frame.event = {first: value}
 
         return store_event_top
     if type(first) is str and not rest:
@@ -285,6 +295,9 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     if type(first) is str:
         def store_nested(frame: Frame, value: Any) -> None:
             target = getattr(frame, attribute)
+            if type(target) is not dict:  # the event is not an object (`. = "text"` before): VRL makes it one
+                target = {}
+                setattr(frame, attribute, target)
             target[first] = set_path(target.get(first), rest, value)
 
         return store_nested
@@ -305,7 +318,7 @@ def _deleter(root: str, slot: int, segments: tuple[str | int, ...]) -> Evaluator
             setattr(frame, attribute, {})
             return target
         first = segments[0]
-        if type(first) is not str:
+        if type(first) is not str or type(target) is not dict:
             return None
         if len(segments) == 1:
             return target.pop(first, None)
