@@ -1,4 +1,4 @@
-"""Parsers of log formats: parse_klog, parse_common_log (Apache common)."""
+"""Parsers of log formats: parse_klog, parse_common_log, parse_apache_log, parse_nginx_log, parse_syslog."""
 
 from __future__ import annotations
 
@@ -90,6 +90,36 @@ def parse_common_log(value: str, timestamp_format: str | None) -> dict[str, Any]
     return _log_fields(_COMMON, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
 
 
+# Apache's formats (VRL's patterns, written without the `x` flag RE2 lacks): common is parse_common_log's;
+# combined adds the quoted referrer and agent and, as VRL's, is not anchored at the end; error tries a
+# simple shape, then Apache 2.4's threaded MPM shape (whose message parts VRL returns as message1, message2)
+_COMBINED = LazyRegex(
+    _COMMON.pattern[: _COMMON.pattern.rindex(r"\s*$")]
+    + r'\s+(-|"(-|(\s*(?P<referrer>' + _ANY + r'*?)")))\s+(-|"(-|(\s*(?P<agent>' + _ANY + r'*?)")))'
+)
+_APACHE_ERROR = (
+    LazyRegex(
+        r"^\s*(-|\[(-|(?P<timestamp>[^\[]*))\])\s+(-|\[(-|(?P<module>[^:]*):(?P<severity>[^\[]*))\])\s+"
+        r"(-|\[\s*pid\s*(-|(?P<pid>[^:]*)(:\s*tid\s*(?P<thread>[^\[]*))?)\])\s"
+        r"(-|\[\s*client\s*(-|(?P<client>.*:?):(?P<port>[^\[]*))\])\s(-|(?P<message>.*))\s*$"
+    ),
+    LazyRegex(
+        r"^\s*\[(?P<timestamp>[^\]]+)\]\s+\[(-|(?P<module>[^:]+)):(?P<severity>[^\]]+)\]\s+"
+        r"\[pid\s+(?P<pid>\d+)(:tid\s+(?P<thread>\d+))?\]\s+(?P<message1>[^\[]*?:\s+([^\[]*?:\s+)?)?"
+        r"(\[client\s+(?P<client>.+?):(?P<port>\d+)\]\s+)?(?P<message2>.*)(,referer.*)?\s*$"
+    ),
+)
+_APACHE = {"common": (_COMMON,), "combined": (_COMBINED,), "error": _APACHE_ERROR}
+
+
+def parse_apache_log(value: str, format_: str, timestamp_format: str | None) -> dict[str, Any]:
+    for pattern in _APACHE[format_]:
+        groups = pattern.captures(value)
+        if groups is not None:
+            return _log_fields(pattern, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
+    raise FunctionError(f"failed parsing {format_} log line")
+
+
 _NGINX = {
     "combined": LazyRegex(
         r'^\s*(-|(?P<client>\S+))\s+\-\s+(-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"(?P<request>[^"]*)"\s+'
@@ -128,16 +158,21 @@ def parse_nginx_log(value: str, format_: str, timestamp_format: str | None) -> d
     return fields
 
 
-def _check_nginx_format(args: Any) -> None:
-    arg = args[1]
-    if arg is None or not arg.constant or arg.value not in _NGINX:
-        names = ", ".join(f'"{name}"' for name in _NGINX)
-        raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+def _format_check(formats: dict[str, Any]) -> Any:
+    def check(args: Any) -> None:
+        arg = args[1]
+        if arg is None or not arg.constant or arg.value not in formats:
+            names = ", ".join(f'"{name}"' for name in formats)
+            raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+
+    return check
 
 
 FUNCTIONS = [
     function("parse_nginx_log", (req("value", B), req("format", B), opt("timestamp_format", B)), always(OBJ, True),
-             parse_nginx_log, check=_check_nginx_format),
+             parse_nginx_log, check=_format_check(_NGINX)),
+    function("parse_apache_log", (req("value", B), req("format", B), opt("timestamp_format", B)), always(OBJ, True),
+             parse_apache_log, check=_format_check(_APACHE)),
     function("parse_klog", (req("value", B),), always(OBJ, True), parse_klog),
     function("parse_common_log", (req("value", B), opt("timestamp_format", B)), always(OBJ, True), parse_common_log),
 ]
