@@ -53,6 +53,18 @@ PROGRAMS = [
     '. = parse_json!(.message)\n.a.b = 1',
     '. = parse_json!(.message)\n.x = .key',
     '. = parse_json!(.message)\ndel(.x)',
+    # an assignment's value may be an assignment; an if's predicate may be a group of expressions whose
+    # variables live on after the if
+    '.a = .b = 5',
+    'x = y = {"k": .n}\n.x = x\n.y = y',
+    '.a = (.b = 3)',
+    '.a, err = .b = 5',
+    '.a = .b = upcase(.message)',
+    'if (c = contains(string(.message) ?? "", "boom"); c) { .hit = true }\n.c = c',
+    'if (\n  a = 1\n  a == .n\n) { .y = a }',
+    'if (a = 1;) { .y = 2 }',
+    'if (.message) { .y = 1 }',
+    '.x = (a = 1; a)',
 ]
 
 

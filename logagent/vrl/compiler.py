@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Noop, ObjectLiteral, Query,
+from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group, If, Literal, Noop, ObjectLiteral, Query,
                   RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
@@ -57,6 +57,9 @@ class Compiler(ExpressionCompiler):
             return self.compile_statements(node.statements)
         finally:
             self.types.leave()
+
+    def compile_group(self, node: Group) -> Compiled:
+        return self.compile_statements(node.statements)  # no scope of its own: its variables live on, as in VRL
 
     def compile_if(self, node: If) -> Compiled:
         predicate = self.compile(node.predicate)
@@ -358,7 +361,7 @@ _DISPATCH: dict[type, Any] = {
     ArrayLiteral: Compiler.compile_array, ObjectLiteral: Compiler.compile_object,
     Variable: Compiler.compile_variable, Query: Compiler.compile_query, Unary: Compiler.compile_unary,
     Binary: Compiler.compile_binary, Call: Compiler.compile_call, Assign: Compiler.compile_assign,
-    Block: Compiler.compile_block, If: Compiler.compile_if, Abort: Compiler.compile_abort,
+    Block: Compiler.compile_block, Group: Compiler.compile_group, If: Compiler.compile_if, Abort: Compiler.compile_abort,
     Return: Compiler.compile_return,
 }
 __all__ = ["Compiler", "OBJECT", "suggestion"]
