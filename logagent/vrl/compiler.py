@@ -13,7 +13,7 @@ from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group
                   RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
-from .deletion import compacting, compile_compact, path_arguments
+from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
@@ -135,13 +135,8 @@ class Compiler(ExpressionCompiler):
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
             return self.compile_exists(target, root, segments)
-        compact = compile_compact(self, compact_argument) if compact_argument is not None else None
+        delete = deleter(self, target, compact_argument, lambda prefix: _deleter(root, slot, prefix))
         kind = self.compile(target).type
-        delete = _deleter(root, slot, segments)
-        if compact is not None and segments:
-            present = self.compile_exists(target, root, segments).run
-            delete = compacting(self, delete, compact, target, segments, present,
-                                lambda prefix: _deleter(root, slot, prefix))
         self.writes.add((root, segments))
         if root in (".", "%") and segments:
             self.types.roots[root] = without_field(self.types.roots[root], segments)

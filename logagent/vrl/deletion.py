@@ -8,6 +8,7 @@ delete that found nothing prunes nothing).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .ast import Argument, Call, Query, Variable
@@ -45,12 +46,21 @@ def compile_compact(compiler: Any, argument: Argument) -> Evaluator:
     return compiled.run
 
 
-def compacting(compiler: Any, delete: Evaluator, compact: Evaluator, target: Any, segments: tuple[str | int, ...],
-               present: Evaluator, deleter: Any) -> Evaluator:
-    """``delete`` that, when ``compact`` is true and the path was there, prunes the containers it emptied."""
+def deleter(compiler: Any, target: Any, compact_argument: Argument | None,
+            make_deleter: Callable[[tuple[str | int, ...]], Evaluator]) -> Evaluator:
+    """``del(target)``, or ``del(target, compact)``: when ``compact`` is true and the path was there, the
+    containers the deletion emptied along the path are removed too."""
+    root, _, segments = compiler.target_of(target)
+    delete = make_deleter(segments)
+    if compact_argument is None:
+        return delete
+    compact = compile_compact(compiler, compact_argument)
+    if not segments:
+        return delete
+    present = compiler.compile_exists(target, root, segments).run
     base = target if isinstance(target, Variable) else target.base
-    prefixes = [(compiler.compile(Query(base, segments[:depth], target.offset, target.end)).run, deleter(segments[:depth]))
-                for depth in range(len(segments) - 1, 0, -1)]
+    prefixes = [(compiler.compile(Query(base, segments[:depth], target.offset, target.end)).run,
+                 make_deleter(segments[:depth])) for depth in range(len(segments) - 1, 0, -1)]
 
     def delete_compact(frame: Frame) -> Any:
         if not compact(frame) or not present(frame):
