@@ -336,7 +336,7 @@ class _Parser(_Tokens):
         return Block(tuple(statements), start.offset, end)
 
     def if_expression(self, token: Token) -> If:
-        predicate = self.predicate_group() or self.expression()
+        predicate = _predicate_group(self) or self.expression()
         if not self.is_op("{"):
             raise self.unexpected('expected "{"')
         then = self.block()
@@ -355,22 +355,6 @@ class _Parser(_Tokens):
         else:
             self.index = save
         return If(predicate, then, otherwise, token.offset, end)
-
-    def predicate_group(self) -> Node | None:
-        """``(a = f(); a == 1)`` before an if's ``{``: several expressions, the last one the predicate (VRL's)."""
-        if not self.is_op("("):
-            return None
-        save = self.index
-        start = self.advance()
-        try:
-            statements = self.statements(closing=")")
-        except VrlError:
-            statements = []
-        if statements and self.is_op(")") and self.peek().kind == OP and self.peek().value == "{":
-            end = self.advance().end
-            return Group(tuple(statements), start.offset, end)
-        self.index = save
-        return None
 
     def abort(self, token: Token) -> Abort:
         if self.current.kind in (NEWLINE, EOF) or self.is_op(";", "}"):
@@ -396,6 +380,23 @@ def _extend(node: Node, segments: tuple[str | int, ...], end: int) -> Query:
 def _respan(node: Node, offset: int, end: int) -> Node:
     """A parenthesised expression spans its parentheses (as VRL's labels show)."""
     return node
+
+
+def _predicate_group(self: Any) -> Node | None:
+    """``(a = f(); a == 1)`` before an if's ``{``: several expressions, the last one the predicate (VRL's)."""
+    if not self.is_op("("):
+        return None
+    save = self.index
+    start = self.advance()
+    try:
+        statements = self.statements(closing=")")
+    except VrlError:
+        statements = []
+    if statements and self.is_op(")") and self.peek().kind == OP and self.peek().value == "{":
+        end = self.advance().end
+        return Group(tuple(statements), start.offset, end)
+    self.index = save
+    return None
 
 
 def _closure(self: Any) -> Closure:
