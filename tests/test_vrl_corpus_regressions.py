@@ -65,6 +65,14 @@ PROGRAMS = [
     'if (a = 1;) { .y = 2 }',
     'if (.message) { .y = 1 }',
     '.x = (a = 1; a)',
+    # the log parsers' objects have the fields (and only those) VRL's type checks know
+    '. = parse_syslog!(.message)\n.c = contains(.message, "x")',
+    'x = parse_syslog!(.message)\n.y = upcase(x.zzz)',
+    'x = parse_syslog!(.message)\n.y = upcase(x.hostname)',
+    'x = parse_apache_log!(.message, "combined")\n.y = upcase(x.agent)',
+    'x = parse_klog!(.message)\n.y = x.line + 1',
+    'x = parse_nginx_log!(.message, "error")\n.y = upcase(x.severity)',
+    'x = parse_common_log!(.message)\n.y = upcase(x.zzz)',
 ]
 
 
