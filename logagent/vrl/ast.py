@@ -141,6 +141,15 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
+class Group:
+    """``if (a = f(); a == 1) { ... }``: a predicate of several expressions, in the enclosing scope (as VRL)."""
+
+    statements: tuple[Node, ...]
+    offset: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class If:
     predicate: Node
     then: Block
