@@ -15,7 +15,6 @@ from typing import Any
 
 from logagent.event import FileContext, LogEvent
 from logagent.transforms.record_fields import context_without, record_event
-from logagent.vrl.runtime import VrlRuntimeError
 from logagent.vrl.timestamps import format_rfc3339, to_timestamp
 from logagent.vrl.value import Timestamp
 
@@ -36,7 +35,7 @@ def event_to_target(event: LogEvent, timestamp_seen: bool = True) -> tuple[dict[
     return target, stamp
 
 
-def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSENT,
+def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = None,
                     written: frozenset[str] | None = None) -> LogEvent:
     """The event a program's ``target`` makes of ``event``; ``stamp``: what ``event_to_target`` put in.
 
@@ -74,23 +73,45 @@ def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSEN
         if "message" in target:
             own["message"] = plain(message)
         message = None
-    value = target.get("timestamp")
-    timestamp = event.timestamp if value is stamp else _timestamp(value, event.timestamp)
-    stream = target.get("stream")
-    return record_event(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
-                        target.get("truncated") is True, own)
+    value = target.get("timestamp", _ABSENT)
+    if value is stamp and stamp is not None:
+        timestamp = event.timestamp
+    elif type(value) is Timestamp:
+        timestamp = _timestamp_text(value, event.timestamp)
+    else:
+        timestamp = _line_value(value, "timestamp", own)
+    stream = _line_value(target.get("stream", _ABSENT), "stream", own)
+    truncated = target.get("truncated", _ABSENT)
+    if truncated is not True and truncated is not _ABSENT:
+        own["truncated"] = plain(truncated)
+    return record_event(message, stream, timestamp, new_ctx, truncated is True, own)
 
 
-def _timestamp(value: Any, original: str | None) -> str | None:
-    if value is None or type(value) is str:
-        return value
-    if type(value) is Timestamp:
-        if original is not None:
-            before = to_timestamp(original)
-            if before == value:
-                return original
-        return format_rfc3339(value)
-    raise VrlRuntimeError("logagent keeps .timestamp a timestamp or a string (it is the record's time)")
+def _line_value(value: Any, key: str, own: dict[str, Any]) -> str | None:
+    """A string stream or timestamp for the event itself; any other value (Vector keeps it) goes to ``own``."""
+    if type(value) is str or value is _ABSENT:
+        return None if value is _ABSENT else value
+    own[key] = plain(value)
+    return None
+
+
+def _timestamp_text(value: Timestamp, original: str | None) -> str:
+    if original is not None:
+        before = to_timestamp(original)
+        if before == value:
+            return original
+    return format_rfc3339(value)
+
+
+def vector_records(root: Any) -> list[dict[str, Any]]:
+    """The records Vector's remap makes of a program's event when it is not an object (legacy namespace).
+
+    An array gives one record per item (an item that is not an object becomes
+    ``{"message": item}``); any other value gives ``{"message": value}``.
+    """
+    if type(root) is list:
+        return [item if type(item) is dict else {"message": item} for item in root]
+    return [{"message": root}]
 
 
 def plain(value: Any) -> Any:

@@ -69,15 +69,6 @@ class Query:
 
 
 @dataclass(frozen=True, slots=True)
-class Group:
-    """``( expression )``: the expression's value, spanning the parentheses (as VRL's diagnostics do)."""
-
-    inner: Node
-    offset: int
-    end: int
-
-
-@dataclass(frozen=True, slots=True)
 class Unary:
     op: str  # "!"
     operand: Node
@@ -144,6 +135,16 @@ class Assign:
 
 @dataclass(frozen=True, slots=True)
 class Block:
+    statements: tuple[Node, ...]
+    offset: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """``( expression )``, spanning its parentheses (as VRL's diagnostics do; no path may follow it), or
+    ``if (a = f(); a == 1) { ... }``: a predicate of several expressions, in the enclosing scope (as VRL)."""
+
     statements: tuple[Node, ...]
     offset: int
     end: int

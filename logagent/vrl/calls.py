@@ -34,7 +34,7 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         close = difflib.get_close_matches(node.name, sorted(FUNCTIONS), n=1)
         raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end,
                                 ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
-    slots = _match_arguments(diagnostics, node, function.params)
+    slots = match_arguments(diagnostics, node, function.params)
     compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
     if function.check is not None:
         try:
@@ -100,7 +100,7 @@ def _kinds_text(kinds: Kind) -> str:
 _SINGLE_KINDS = frozenset(Kind(1 << bit) for bit in range(9))
 
 
-def _match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
+def match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
     """The call's arguments in parameter order (None where absent): E106, E107, E108."""
     slots: list[Any] = [None] * len(params)
     positional = 0

@@ -14,6 +14,7 @@ from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group
                   Query, RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
+from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
@@ -53,15 +54,17 @@ class Compiler(ExpressionCompiler):
 
         return Compiled(sequence, compiled[-1].type)
 
-    def compile_group(self, node: Group) -> Compiled:
-        return self.compile(node.inner)
-
     def compile_block(self, node: Block) -> Compiled:
         self.types.enter()
         try:
             return self.compile_statements(node.statements)
         finally:
             self.types.leave()
+
+    def compile_group(self, node: Group) -> Compiled:
+        if len(node.statements) == 1:  # ( expression ): its value, its failure unhandled yet
+            return self.compile(node.statements[0])
+        return self.compile_statements(node.statements)  # no scope of its own: its variables live on, as in VRL
 
     def compile_if(self, node: If) -> Compiled:
         predicate = self.compile(node.predicate)
@@ -130,23 +133,24 @@ class Compiler(ExpressionCompiler):
         return compile_call(self, node)
 
     def compile_path_function(self, node: Call) -> Compiled:
-        arguments = [a for a in node.arguments if a.name not in ("compact",)]
-        if len(arguments) != 1 or not _assignable_query(arguments[0].value):
+        argument, compact_argument = path_arguments(self, node)
+        if not _assignable_query(argument.value):
             raise self.diagnostics.error("E610", "function compilation error: error[E400] unexpected expression type",
                                          node.offset, node.end, (
                                              f'unexpected expression for argument "{"target" if node.name == "del" else "field"}"',
                                              "expected: query"))
-        target = arguments[0].value
+        target = argument.value
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
             return self.compile_exists(target, root, segments)
+        delete = deleter(self, target, compact_argument, lambda prefix: _deleter(root, slot, prefix))
         kind = self.compile(target).type
         self.writes.add((root, segments))
         if root in (".", "%") and segments:
             self.types.roots[root] = without_field(self.types.roots[root], segments)
         else:
             self.assign_type(target, NULL)
-        return Compiled(_deleter(root, slot, segments), kind)
+        return Compiled(delete, kind)
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
         if not segments:
@@ -214,7 +218,11 @@ class Compiler(ExpressionCompiler):
             top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None
             if top is not None:
                 def assign_top(frame: Frame) -> Any:
-                    result = frame.event[top] = run(frame)
+                    result = run(frame)
+                    try:
+                        frame.event[top] = result
+                    except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                        frame.event = {top: result}
                     return result
 
                 return Compiled(assign_top, value.type)
@@ -273,15 +281,21 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     attribute = "event" if root == EVENT else "metadata"
     if not segments:
         def store_root(frame: Frame, value: Any) -> None:
-            if type(value) is not dict:
-                raise VrlRuntimeError(f"the {'event' if root == EVENT else 'metadata'} root must be an object")
-            setattr(frame, attribute, dict(value))
+            if type(value) is dict:
+                setattr(frame, attribute, dict(value))
+            elif root == EVENT:  # any value, as in VRL (the remap transform makes records of it as Vector does)
+                frame.event = value
+            else:
+                raise VrlRuntimeError("the metadata root must be an object")
 
         return store_root
     first, rest = segments[0], segments[1:]
     if type(first) is str and not rest and root == EVENT:
         def store_event_top(frame: Frame, value: Any) -> None:
-            frame.event[first] = value
+            try:
+                frame.event[first] = value
+            except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                frame.event = {first: value}
 
         return store_event_top
     if type(first) is str and not rest:
@@ -292,6 +306,9 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     if type(first) is str:
         def store_nested(frame: Frame, value: Any) -> None:
             target = getattr(frame, attribute)
+            if type(target) is not dict:  # the event is not an object (`. = "text"` before): VRL makes it one
+                target = {}
+                setattr(frame, attribute, target)
             target[first] = set_path(target.get(first), rest, value)
 
         return store_nested
@@ -312,7 +329,7 @@ def _deleter(root: str, slot: int, segments: tuple[str | int, ...]) -> Evaluator
             setattr(frame, attribute, {})
             return target
         first = segments[0]
-        if type(first) is not str:
+        if type(first) is not str or type(target) is not dict:
             return None
         if len(segments) == 1:
             return target.pop(first, None)

@@ -173,8 +173,8 @@ def _field_equals(node: Any) -> tuple[str, str] | None:
 
 
 def _ungrouped(node: Any) -> Any:
-    while isinstance(node, Group):
-        node = node.inner
+    while isinstance(node, Group) and len(node.statements) == 1:
+        node = node.statements[0]
     return node
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .ast import EVENT, METADATA, Assign, Binary, Call, Literal, Noop, Query
 from .compiler import Compiler
+from .deletion import path_arguments
 from .expressions import Compiled, Evaluator
 from .record_reads import record_reader
 from .types import BOOLEAN, Type
@@ -105,9 +106,8 @@ class ConditionCompiler(Compiler):
         return super().store(node, kind)
 
     def compile_path_function(self, node: Call) -> Compiled:
-        arguments = [a for a in node.arguments if a.name not in ("compact",)]
-        if node.name == "del" and len(arguments) == 1:
-            target = arguments[0].value
+        if node.name == "del":
+            target = path_arguments(self, node)[0].value
             if isinstance(target, Query) and target.base in (EVENT, METADATA):
                 raise self.diagnostics.error(
                     "E610", "function compilation error: error[E315] mutation of read-only value",
