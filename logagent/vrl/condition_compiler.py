@@ -53,19 +53,22 @@ class ConditionCompiler(Compiler):
                             self.types.path_type(EVENT, segments))
         if type(node) is Assign:  # the base class dispatches to its own method
             return self.compile_assign(node)
+        if type(node) is Binary and node.op in ("==", "!="):
+            compiled = self.compile_top_level_equality(node)
+            if compiled is not None:
+                return compiled
         return super().compile(node)
 
-    def compile_binary(self, node: Binary) -> Compiled:
+    def compile_top_level_equality(self, node: Binary) -> Compiled | None:
         """``.key == "text"`` (or null, true, false): the record asked for the key, compared in one step."""
-        if node.op in ("==", "!="):
-            for query, literal in ((node.left, node.right), (node.right, node.left)):
-                if (type(query) is Query and query.base == EVENT and len(query.segments) == 1
-                        and type(query.segments[0]) is str and query.segments[0] != "timestamp"
-                        and type(literal) is Literal and (literal.value is None or type(literal.value) in (str, bool))):
-                    self.compile(query)  # the read, and its type
-                    test = _top_level_equals(query.segments[0], literal.value, node.op == "!=")
-                    return Compiled(self.on_record(test), BOOLEAN)
-        return super().compile_binary(node)
+        for query, literal in ((node.left, node.right), (node.right, node.left)):
+            if (type(query) is Query and query.base == EVENT and len(query.segments) == 1
+                    and type(query.segments[0]) is str and query.segments[0] != "timestamp"
+                    and type(literal) is Literal and (literal.value is None or type(literal.value) in (str, bool))):
+                self.compile(query)  # the read, and its type
+                test = _top_level_equals(query.segments[0], literal.value, node.op == "!=")
+                return Compiled(self.on_record(test), BOOLEAN)
+        return None
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
         if root == EVENT and len(segments) == 1 and type(segments[0]) is str:
