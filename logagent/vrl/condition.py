@@ -48,7 +48,7 @@ class Condition:
     would be counted the same way.
     """
 
-    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run", "_slots")
+    __slots__ = ("source", "paths", "field_equals", "pure", "runtime_errors", "last_error", "_run")
 
     def __init__(self, source: str, run: Any, slots: int, paths: Paths, pure: bool = True,
                  field_equals: tuple[str, str] | None = None) -> None:
@@ -64,7 +64,6 @@ class Condition:
         self.last_error: str | None = None
         #: the compiled program, a function of the record (``condition_compiler``: direct)
         self._run = run
-        self._slots = slots
 
     def __call__(self, record: Any) -> bool:
         try:
