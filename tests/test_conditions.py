@@ -513,3 +513,33 @@ def test_multiline_sources_comments_and_trailing_semicolon() -> None:
 def test_each_compile_gives_its_own_counters() -> None:
     first, second = compile_condition('string!(.x) == "a"'), compile_condition('string!(.x) == "a"')
     assert first({}) is False and first.runtime_errors == 1 and second.runtime_errors == 0
+
+
+def test_every_bad_condition_of_a_config_is_named_with_its_key_path() -> None:
+    from logagent.config import ConfigError, parse_config
+
+    text = """
+        data_dir: /tmp/x
+        api: {enabled: false}
+        kubernetes: {node_name: n, snapshot: /tmp/s.json}
+        sources:
+          pods: {type: kubernetes_logs, log_dir: /tmp/pods}
+        transforms:
+          keep: {type: filter, inputs: [pods], condition: 'starts_with(.message, "x")'}
+          r:
+            type: route
+            inputs: [pods]
+            route: {a: '.x = 1', ok: '.stream == "stderr"', b: {type: vrl, source: '.flag'}}
+          t: {type: throttle, inputs: [pods], threshold: 10, window_secs: 1, exclude: {type: vrl, source: '!.x'}}
+        sinks:
+          out: {type: console, inputs: [keep, r.a, t], encoding: json}
+    """
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, {})
+    found = {(error.path, error.message.split("\n")[0]) for error in info.value.errors}
+    assert found == {
+        ("transforms.keep.condition", "line 1, column 13: error[E110]: invalid argument type"),
+        ("transforms.r.route.a", "line 1, column 1: error[E315]: mutation of read-only value"),
+        ("transforms.r.route.b.source", "line 1, column 1: VRL conditions must return a boolean"),
+        ("transforms.t.exclude.source", "line 1, column 1: error[E660]: non-boolean negation"),
+    }
