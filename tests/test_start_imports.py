@@ -72,7 +72,7 @@ def test_a_filter_without_regexes_loads_no_re2_and_a_match_does(tmp_path: Path) 
     config = tmp_path / "filter.yaml"
     config.write_text(plain.replace("sinks:\n", transforms.format('.stream == "stdout"') + "sinks:\n"))
     assert not loaded(modules_after_run(config), "re2")
-    config.write_text(plain.replace("sinks:\n", transforms.format("match(.message, r''^h'')") + "sinks:\n"))
+    config.write_text(plain.replace("sinks:\n", transforms.format("match!(.message, r''^h'')") + "sinks:\n"))
     assert loaded(modules_after_run(config), "re2")
 
 

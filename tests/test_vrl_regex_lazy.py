@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from logagent.conditions.regex import RegexError
+from logagent.user_regex import RegexError
 from logagent.vrl.stdlib.regex import Regex
 from logagent.vrl.stdlib.regex_bounded import bounded_pattern
 from tests.test_vrl_regex_bounded import BOUNDED
@@ -22,7 +22,7 @@ def _with_re2(pattern: str) -> Regex:
     regex = Regex.__new__(Regex)  # RE2 alone: no re for ASCII texts either
     regex.pattern = pattern
     regex._compile()
-    regex._search, regex._named = None, False
+    regex._search, regex._named, regex._required = None, False, ""
     return regex
 
 
@@ -55,9 +55,9 @@ def test_ascii_searches_of_a_bounded_pattern_do_not_load_re2() -> None:
         "p = compile_program(\"x = parse_regex(string!(.message), r'[\\\\s\\\\[](?<level>INFO|ERROR)[\\\\s\\\\]]') ?? {}\\n.l = x.level\")\n"
         "assert p.run({'message': 'a [INFO] b'})[1]['l'] == 'INFO'\n"
         "assert run_records(p.batch, [{'message': 'c [ERROR] d'}])[0][1]['l'] == 'ERROR'\n"
-        "assert 'logagent.conditions.re2_binding' not in sys.modules\n"
+        "assert 'logagent.user_regex.re2_binding' not in sys.modules\n"
         "p.run({'message': 'ü [INFO] b'})\n"
-        "assert 'logagent.conditions.re2_binding' in sys.modules\n"
+        "assert 'logagent.user_regex.re2_binding' in sys.modules\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -283,6 +283,10 @@ class MultilineGrouper:
             self.stats.splits += 1
             carried, group.tentative = group.tentative, []
             self._finish(group, ctx, out)
+            # the pending lines go with it as far as the caps allow; older ones are records of their own
+            room, size = self.max_lines - 1, len(event.message)
+            while carried and (len(carried) > room or size + sum(len(c.message) + 1 for c in carried) > self.max_bytes):
+                out.append(_in_context(carried.pop(0), ctx))
             group = self._open[stream] = _Group(active, now)
             for line in carried:
                 group.add(line, True)

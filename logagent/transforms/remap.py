@@ -20,7 +20,7 @@ from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.parse_json import merged_record
 from logagent.transforms.remap_batch import ABORTED_REASON, RUNTIME_ERROR, EventsSource, new_events
 from logagent.transforms.remap_config import DROPPED, RemapConfig
-from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event
+from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event, vector_records
 from logagent.vrl.program import Aborted, compile_program
 from logagent.vrl.runtime import VrlRuntimeError
 
@@ -99,6 +99,8 @@ class RemapTransform(Transform):
             outcome = run(event) if event.fields is None or not self.context_only else self._run_record(event)
             if type(outcome) is LogEvent:
                 kept.append(outcome)
+            elif type(outcome) is list:  # the program's event was not an object: Vector's records of it
+                kept += outcome
             else:
                 self._failed(event, outcome, kept, dropped)
         return self._outputs(batch, kept, dropped)
@@ -112,7 +114,7 @@ class RemapTransform(Transform):
             target, stamp = event_to_target(event, self.timestamp_seen)
             _, target, _ = self.program.run(target)
             if type(target) is not dict:
-                raise VrlRuntimeError("the event root must be an object")
+                return [target_to_event(record, event) for record in vector_records(target)]
             return target_to_event(target, event, stamp, self.written)
         except VrlRuntimeError as exc:
             return (RUNTIME_ERROR, str(exc))

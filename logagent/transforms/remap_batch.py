@@ -26,12 +26,13 @@ from operator import is_
 from typing import Any
 
 from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
+from logagent.transforms.record_fields import context_without
 from logagent.transforms.remap_fields import LEAVES as _LEAVES, encode_value as _encode, own_fields
-from logagent.transforms.remap_records import _timestamp, plain
+from logagent.transforms.remap_records import _timestamp_text, plain
 from logagent.vrl.batch_run import ABORTED, BatchRun
 from logagent.vrl.batch_values import ABSENT, Column, Uniform, types_of
-from logagent.vrl.runtime import VrlRuntimeError
 from logagent.vrl.timestamps import to_timestamp
+from logagent.vrl.value import Timestamp
 
 _TEXT = {str}
 _TEXT_OR_NULL = {str, type(None)}
@@ -44,13 +45,15 @@ ABORTED_REASON = "aborted"
 class EventsSource:
     """The columns of a batch of events sharing ``ctx``, none with per-record ``fields``."""
 
-    __slots__ = ("events", "ctx", "n", "timestamp_seen")
+    __slots__ = ("events", "ctx", "n", "timestamp_seen", "stamps")
 
     def __init__(self, events: list[LogEvent], ctx: FileContext, timestamp_seen: bool) -> None:
         self.events = events
         self.ctx = ctx
         self.n = len(events)
         self.timestamp_seen = timestamp_seen
+        #: the ``timestamp`` values the program was given (a value still the same object keeps the event's text)
+        self.stamps: list[Any] | None = None
 
     def column(self, key: str) -> tuple[Column, list[bool] | None, set[type] | None]:
         events = self.events
@@ -62,6 +65,7 @@ class EventsSource:
             stamps = [e.timestamp for e in events]
             if self.timestamp_seen:
                 stamps = [None if t is None else to_timestamp(t) for t in stamps]
+            self.stamps = stamps
             return (*_line_column(stamps), None)
         if key == "truncated":
             return (*_line_column([True if e.truncated else None for e in events]), None)
@@ -79,31 +83,31 @@ def _line_column(values: list[Any]) -> tuple[Column, list[bool] | None]:
 def new_events(run: BatchRun, source: EventsSource, memo_key: Any, interned: dict[Any, Any]) -> list[Any]:
     """Per record of ``source``: its new LogEvent, or (reason, message) when its program failed or aborted.
 
-    ``interned``: the transform's table of shared field dicts (see ``remap_fields``).
+    ``interned``: the transform's table of shared field dicts (see ``remap_fields``). The records are
+    ``remap_records.target_to_event``'s: a ``message``, ``stream`` or ``timestamp`` that is not a
+    string, or a ``truncated`` that is not true, is a field of the record's own.
     """
     events, n = source.events, run.n
     finals = {key: run.final(key) for key in run.written}
-    stamps = _timestamps(run, finals["timestamp"], events) if "timestamp" in finals else None
     failed = run.failed
     alive = [i for i in range(n) if i not in failed] if failed else None
     picked = events if alive is None else [events[i] for i in alive]
     m = len(picked)
     ctx, own = _context(finals, source.ctx, memo_key)
     columns = [(key, *_aligned(col, present, alive, m)) for key, col, present in own]
-    if "message" in finals:
-        messages, non_text = _messages(*_aligned(*finals["message"], alive, m))
-        if non_text is not None:
-            columns.append(non_text)
-    else:
-        messages = [e.message for e in picked]
+    messages = [e.message for e in picked] if "message" not in finals else \
+        _line_field(columns, "message", *_aligned(*finals["message"], alive, m))
+    if "stream" in finals or "timestamp" in finals or "truncated" in finals:
+        return _outcomes(_made(finals, source, picked, alive, messages, ctx, columns, interned), alive, failed, n)
     fields = own_fields(columns, messages, interned)
-    line = "stream" in finals or "truncated" in finals or stamps is not None
-    if not line and fields is None:
+    if fields is None:
         made = [LogEvent(m, e.stream, e.timestamp, ctx, e.truncated) for e, m in zip(picked, messages)]
-    elif not line:
-        made = [LogEvent(m, e.stream, e.timestamp, ctx, e.truncated, f) for e, m, f in zip(picked, messages, fields)]
     else:
-        made = _made(finals, picked, alive, stamps, messages, ctx, fields)
+        made = [LogEvent(m, e.stream, e.timestamp, ctx, e.truncated, f) for e, m, f in zip(picked, messages, fields)]
+    return _outcomes(made, alive, failed, n)
+
+
+def _outcomes(made: list[LogEvent], alive: list[int] | None, failed: dict[int, Any], n: int) -> list[Any]:
     if alive is None:
         return made
     outcomes: list[Any] = [None] * n
@@ -114,26 +118,47 @@ def new_events(run: BatchRun, source: EventsSource, memo_key: Any, interned: dic
     return outcomes
 
 
-def _made(finals: dict[str, Any], picked: list[LogEvent], alive: list[int] | None, stamps: list[Any] | None,
-          messages: list[Any], ctx: FileContext, fields: list[Any] | None) -> list[LogEvent]:
+def _line_field(columns: list[Any], key: str, values: list[Any], present: list[bool] | None) -> list[Any]:
+    """A written ``message``, ``stream`` or ``timestamp``: the event's strings; other values join ``columns``."""
+    if present is None:
+        kinds = types_of(values)
+        if kinds == _TEXT:
+            return values
+        if kinds <= _TEXT_OR_NULL:  # a null is a field with a null value
+            columns.append((key, values, list(map(is_, values, repeat(None)))))
+            return values
+        present = [True] * len(values)
+    columns.append((key, values, [there and type(v) is not str for v, there in zip(values, present)]))
+    return [v if type(v) is str and there else None for v, there in zip(values, present)]
+
+
+def _made(finals: dict[str, Any], source: EventsSource, picked: list[LogEvent], alive: list[int] | None,
+          messages: list[Any], ctx: FileContext, columns: list[Any], interned: dict[Any, Any]) -> list[LogEvent]:
     """The new events of a program that wrote ``stream``, ``timestamp`` or ``truncated``."""
     m = len(picked)
-    if "stream" in finals:
-        values, present = _aligned(*finals["stream"], alive, m)
-        streams = [v if type(v) in _LEAVES else plain(v) for v in values] if present is None else \
-            [(v if type(v) in _LEAVES else plain(v)) if there else None for v, there in zip(values, present)]
+    streams = _line_field(columns, "stream", *_aligned(*finals["stream"], alive, m)) if "stream" in finals else \
+        [e.stream for e in picked]
+    if "timestamp" in finals:
+        values, present = _aligned(*finals["timestamp"], alive, m)
+        given = source.stamps if source.stamps is None or alive is None else [source.stamps[i] for i in alive]
+        texts = [_timestamp(v, e.timestamp, given[p] if given is not None else _NOTHING)
+                 if present is None or present[p] else None for p, (v, e) in enumerate(zip(values, picked))]
+        timestamps = _line_field(columns, "timestamp", texts, None if present is None else list(present))
     else:
-        streams = [e.stream for e in picked]
-    timestamps = [e.timestamp for e in picked] if stamps is None else \
-        stamps if alive is None else [stamps[i] for i in alive]
+        timestamps = [e.timestamp for e in picked]
     if "truncated" in finals:
         values, present = _aligned(*finals["truncated"], alive, m)
-        truncated = [v is True for v in values] if present is None else \
-            [v is True and there for v, there in zip(values, present)]
+        truncated = [v is True and (present is None or present[p]) for p, v in enumerate(values)]
+        columns.append(("truncated", values, [(present is None or present[p]) and v is not True
+                                              for p, v in enumerate(values)]))
     else:
         truncated = [e.truncated for e in picked]
+    fields = own_fields(columns, messages, interned)
     return list(map(LogEvent, messages, streams, timestamps, repeat(ctx), truncated,
                     repeat(None) if fields is None else fields))
+
+
+_NOTHING = object()
 
 
 def _aligned(col: Column, present: list[bool] | None, alive: list[int] | None,
@@ -148,22 +173,14 @@ def _aligned(col: Column, present: list[bool] | None, alive: list[int] | None,
     return [col[i] for i in alive], None if present is None else [present[i] for i in alive]
 
 
-def _timestamps(run: BatchRun, final: tuple[Column, list[bool] | None], events: list[LogEvent]) -> list[Any]:
-    """Each record's new ``timestamp`` text (a record whose value cannot be one fails, as per record)."""
-    col, present = final
-    stamps: list[Any] = [None] * run.n
-    errors = {}
-    for i, event in enumerate(events):
-        if i in run.failed or (present is not None and not present[i]):
-            continue
-        value = col.value if type(col) is Uniform else col[i]
-        try:
-            stamps[i] = _timestamp(None if value is ABSENT else value, event.timestamp)
-        except VrlRuntimeError as exc:
-            errors[i] = exc
-    if errors:
-        run.fail(errors)
-    return stamps
+def _timestamp(value: Any, original: str | None, given: Any) -> Any:
+    """A written ``timestamp`` as the event keeps it: its own text while it is the value given, RFC 3339 text of
+    a Timestamp, any other value as it is (a string goes to the event, the rest to its fields)."""
+    if value is given and given is not None:
+        return original
+    if type(value) is Timestamp:
+        return _timestamp_text(value, original)
+    return value
 
 
 def _context(finals: dict[str, tuple[Column, list[bool] | None]], ctx: FileContext,
@@ -186,7 +203,11 @@ def _context(finals: dict[str, tuple[Column, list[bool] | None]], ctx: FileConte
             own.append((key, col, present))
             if key in shared:
                 changes[key] = ABSENT
-    return (derived(ctx, changes, memo_key) if changes else ctx), own
+    if not changes:
+        return ctx, own
+    if all(value is ABSENT for value in changes.values()):  # keys that moved into the records: the shared rule
+        return context_without(ctx, frozenset(changes)), own
+    return derived(ctx, changes, memo_key), own
 
 
 def derived(ctx: FileContext, changes: dict[str, Any], memo_key: Any) -> FileContext:
@@ -209,17 +230,3 @@ def derived(ctx: FileContext, changes: dict[str, Any], memo_key: Any) -> FileCon
     made = FileContext(fields)
     ctx.memo[memo_key] = (signature, made)
     return made
-
-
-def _messages(values: list[Any], present: list[bool] | None) -> tuple[list[Any], Any]:
-    """(the messages, the column of those that are not strings, which are fields of their record)."""
-    if present is None:
-        kinds = types_of(values)
-        if kinds == _TEXT:
-            return values, None
-        if kinds <= _TEXT_OR_NULL:  # a null message is a field with a null value
-            return values, ("message", values, list(map(is_, values, repeat(None))))
-        present = [True] * len(values)
-    messages = [v if type(v) is str and there else None for v, there in zip(values, present)]
-    own = [there and type(v) is not str for v, there in zip(values, present)]
-    return messages, ("message", values, own)

@@ -26,7 +26,7 @@ def _common() -> tuple[VectorKey, ...]:
 def _conditions(key: str) -> tuple[VectorKey, ...]:
     """A condition option in each of Vector's forms."""
     return (
-        VectorKey(key, "same", "a VRL string (the subset in README, Conditions)", _VRL),
+        VectorKey(key, "same", "a VRL program (README, Conditions: compiled as Vector compiles one)", _VRL),
         VectorKey(key, "same", "Vector's mapping form `{type: vrl, source: ...}`", {"type": "vrl", "source": _VRL}),
         VectorKey(key, "same", _IS_LOG, {"type": "is_log"}),
         VectorKey(key, "refused", _DATADOG, {"type": "datadog_search", "source": "service:web"}),

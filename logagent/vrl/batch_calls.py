@@ -19,7 +19,8 @@ from .batch_expressions import SIDE_EFFECTS, BatchEvaluator, Unsupported
 from .batch_functions import batch_form
 from .batch_run import BatchRun
 from .batch_values import NULL, BatchErrors, Uniform, Values, apply
-from .calls import _kind_error, _match_arguments
+from .bound_calls import kind_error as _kind_error
+from .calls import match_arguments
 from .function import ArgInfo
 from .runtime import KIND_BITS, CallError
 from .stdlib import FUNCTIONS
@@ -32,7 +33,7 @@ def compile_batch_call(compiler: Any, node: Call) -> BatchEvaluator:
     function = FUNCTIONS.get(node.name)
     if function is None or node.name in SIDE_EFFECTS:
         raise Unsupported(f"function {node.name}")
-    slots = _match_arguments(compiler.diagnostics, node, function.params)
+    slots = match_arguments(compiler.diagnostics, node, function.params)
     args: list[BatchEvaluator | None] = []
     infos: list[ArgInfo | None] = []
     masks: list[tuple[int, int]] = []

@@ -24,7 +24,7 @@ from itertools import repeat
 from typing import Any
 
 from . import operations
-from .ast import EVENT, Abort, Assign, Block, Call, If, Noop, Return
+from .ast import EVENT, Abort, Assign, Block, Call, Group, If, Noop, Return
 from .batch_expressions import BatchEvaluator, BatchExpressions, Unsupported, attempt, effectful, event_reader, \
     navigated
 from .batch_run import ABORTED, FAILED, KEEP, REMOVED, BatchRun, Source
@@ -32,6 +32,7 @@ from .batch_values import NULL, TRUE, BatchErrors, Restart, Uniform, Values, app
     spread, without
 from .batch_calls import compile_batch_call
 from .batch_functions import called_names
+from .deletion import path_arguments
 from .runtime import Aborted, default_of, delete_path, has_path, set_path
 
 BatchStatement = Callable[[BatchRun, list[int]], list[int]]
@@ -94,8 +95,10 @@ class BatchCompiler(BatchExpressions):
             return self.assign(node)
         if kind is If:
             return self.branch(node)
-        if kind is Block:
+        if kind is Block or (kind is Group and len(node.statements) > 1):
             return self.statements(node.statements) if node.statements else lambda run, sel: sel
+        if kind is Group:
+            return self.statement(node.statements[0])
         if kind is Abort:
             return self.abort(node)
         if kind is Return:
@@ -110,7 +113,10 @@ class BatchCompiler(BatchExpressions):
 
         return guarded(evaluate, not effectful(node))
 
-    def block_value(self, node: Block) -> BatchEvaluator:
+    def block_value(self, node: Block | Group) -> BatchEvaluator:
+        """A block or a group of several expressions as a value (no effects: checked by the callers)."""
+        if effectful(node):
+            raise Unsupported("effects in a block used as a value")
         values = [self.expression(statement) for statement in node.statements]
 
         def last(run: BatchRun, sel: list[int]) -> Values:
@@ -130,8 +136,12 @@ class BatchCompiler(BatchExpressions):
         return compile_batch_call(self, node)
 
     def _path_target(self, node: Call) -> tuple[str, int, tuple[str | int, ...]]:
-        target = [a for a in node.arguments if a.name not in ("compact",)][0].value
-        return self.note(target, "target")  # type: ignore[no-any-return]
+        argument, compact = path_arguments(self, node)
+        if compact is not None:
+            value = self.compiled(compact.value)
+            if not value.constant or value.value is not False:
+                raise Unsupported("del(..., compact: true)")
+        return self.note(argument.value, "target")  # type: ignore[no-any-return]
 
     # -- statements ---------------------------------------------------------
 

@@ -16,7 +16,8 @@ from itertools import compress, repeat
 from typing import Any
 
 from . import operations
-from .ast import EVENT, ArrayLiteral, Binary, Block, Call, If, Literal, ObjectLiteral, Query, RegexLiteral, Template, \
+from .ast import EVENT, ArrayLiteral, Binary, Block, Call, Group, If, Literal, ObjectLiteral, Query, RegexLiteral, \
+    Template, \
     Unary, Variable
 from .batch_run import BatchRun
 from .batch_values import FALSE, NULL, BatchErrors, Uniform, Values, apply, interleave, split, spread, types_of, without
@@ -56,7 +57,7 @@ def effectful(node: Any) -> bool:
         return any(effectful(item) for _, item in node.items)
     if kind is Template:
         return False
-    if kind is Block:
+    if kind is Block or kind is Group:
         return any(effectful(statement) for statement in node.statements)
     if kind is If:
         return effectful(node.predicate) or effectful(node.then) or (
@@ -92,7 +93,9 @@ class BatchExpressions:
 
     def expression(self, node: Any) -> BatchEvaluator:
         kind = type(node)
-        if kind is not Template and kind is not Block:
+        if kind is Group and len(node.statements) == 1:
+            return self.expression(node.statements[0])  # ( expression )
+        if kind is not Template and kind is not Block and kind is not Group:
             compiled = self.compiled(node)
             if compiled.constant:
                 return _constant(compiled.value)
@@ -368,7 +371,7 @@ _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 #: node type -> the method compiling it (by name: calls and blocks are compiled in batch_compiler.py)
 _DISPATCH: dict[type, str] = {
     ArrayLiteral: "array", ObjectLiteral: "object", Template: "template", Variable: "variable", Query: "query",
-    Unary: "unary", Binary: "binary", Call: "call", If: "if_value", Block: "block_value",
+    Unary: "unary", Binary: "binary", Call: "call", If: "if_value", Block: "block_value", Group: "block_value",
 }
 
 __all__ = ["BatchEvaluator", "BatchExpressions", "Unsupported", "effectful", "event_reader"]
