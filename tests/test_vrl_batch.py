@@ -93,6 +93,8 @@ BATCH_PROGRAMS = [
     'if !exists(.level) { .level = "none" }\nif !exists(._t) { ._t = "user" }',
     '.cmp = .n > 1 ?? false',
     '_, err = to_int(.s)\n.err = err',
+    '.g = (.n)\n.h = (1 + 2) * 3',
+    'del(.o.a, compact: false)',
 ]
 
 
@@ -127,7 +129,8 @@ def test_the_batch_corpus_runs_in_batches() -> None:
 
 def test_forms_the_batch_compiler_leaves_to_the_closures() -> None:
     for source in (". = {}", ".x = .", '%m = 1', 'for_each({"a": 1}) -> |k, v| { .x = v }',
-                   'log("x")', '.x = 1\nreturn true'):
+                   'log("x")', '.x = 1\nreturn true', 'del(.o.b.c, compact: true)',
+                   'if (x = .n; x == 3) { .y = x }'):
         assert compile_program(source).batch is None, source
 
 
