@@ -43,9 +43,10 @@ def record(message: str | None = "m", timestamp: str | None = "t1", ctx: FileCon
 
 
 def kept(transform: DedupeTransform, events: list[LogEvent]) -> list[int]:
-    """Indices of the records passed on."""
+    """Indices of the records passed on (the batch promises one context when the source would)."""
     done: list[bool] = []
-    out = transform.process(Batch(events, [AckGroup(on_done=lambda: done.append(True))], 10, None))
+    shared = events[0].ctx if events and all(e.ctx is events[0].ctx and e.fields is None for e in events) else None
+    out = transform.process(Batch(events, [AckGroup(on_done=lambda: done.append(True))], 10, shared))
     passed = {id(e) for _, b in out for e in b.events}
     for _, b in out:
         b.release()
@@ -159,4 +160,80 @@ def test_batches_give_the_verdicts_of_one_record_at_a_time(batches: list[list[in
                 reference.popitem(last=False)
             expected.append(index)
         assert kept(dd, [record(str(v)) for v in values]) == expected
-        assert [entry[0] for entry in dd._cache] == list(reference)
+        assert dd.cached_entries() == [dd.entries.entry(record(key)) for key in reference]
+
+
+# -- the bulk path against record by record -----------------------------------------------------
+
+TEXTS = st.sampled_from(["a", "b", "a\x1fb", "", "t1", "t2"])
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_joined_values_are_not_confused(together: bool) -> None:
+    """stream "a<US>b" + message "c" is not stream "a" + message "b<US>c", in one batch or apart."""
+    dd = make(fields={"match": ["stream", "message", "timestamp"]})
+    first, second = LogEvent("c", "a\x1fb", "t", CTX), LogEvent("b\x1fc", "a", "t", CTX)
+    if together:
+        assert kept(dd, [first, second]) == [0, 1]
+    else:
+        assert kept(dd, [first]) == [0] and kept(dd, [second]) == [0]
+    assert kept(dd, [LogEvent("c", "a\x1fb", "t", CTX), LogEvent("b\x1fc", "a", "t", CTX)]) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(match=st.lists(st.sampled_from(["message", "timestamp", "stream", "host", "file", "v"]), max_size=4),
+       rows=st.lists(st.tuples(st.one_of(st.none(), TEXTS), st.one_of(st.none(), TEXTS), st.one_of(st.none(), TEXTS),
+                               st.booleans()), min_size=1, max_size=8))
+def test_a_batch_read_column_wise_gives_each_record_its_own_entry(
+        match: list[str], rows: list[tuple[str | None, str | None, str | None, bool]]) -> None:
+    """The columns of a one-context batch equal the records' entries made one by one."""
+    dd = make(fields={"match": match} if match else None)
+    ctx = CTX if rows[0][3] else OTHER
+    events = [LogEvent(message if message is not None else "m", stream, timestamp, ctx)
+              for timestamp, message, stream, _ in rows]
+    columns = dd.entries.columns(Batch(events, [], 0, ctx))
+    if columns is not None:
+        prefix, indexes, rests = columns
+        assert [(prefix, i, r) for i, r in zip(indexes, rests)] == [dd.entries.entry(e) for e in events]
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2)), max_size=10),
+                        max_size=10),
+       capacity=st.integers(1, 8))
+def test_mixed_batches_give_the_verdicts_of_one_record_at_a_time(
+        batches: list[list[tuple[int, int, int]]], capacity: int) -> None:
+    """Messages, timestamps (the index), files and per-record fields mixed: Vector's LRU, record by record."""
+    dd = make(cache={"num_events": capacity}, fields={"match": ["message", "timestamp", "file"]})
+    contexts = [CTX, OTHER]
+    reference: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+    for rows in batches:
+        # shape 0, 1: a file's record; 2: a record of the first file with its own fields
+        events = [LogEvent(f"m{m}", "stdout", f"t{t}", contexts[shape % 2], False,
+                           {"extra": 1} if shape == 2 else None) for m, t, shape in rows]
+        expected = []
+        for index, event in enumerate(events):
+            key = (event.message, event.timestamp, event.ctx.fields["file"])
+            if key in reference:
+                reference.move_to_end(key)
+                continue
+            reference[key] = None
+            if len(reference) > capacity:
+                reference.popitem(last=False)
+            expected.append(index)
+        assert kept(dd, events) == expected
+        assert [(dd.entries.entry(LogEvent(m, "stdout", t, CTX if f == CTX.fields["file"] else OTHER)))
+                for m, t, f in reference] == dd.cached_entries()
+        assert dd.cached == len(reference)
+
+
+def test_memory_follows_the_cache_not_every_file_ever_seen() -> None:
+    """Entries held stay within about twice the cache; the files' prefixes within those the cache uses."""
+    dd = make(cache={"num_events": 100})
+    for n in range(3000):
+        ctx = FileContext({"file": f"/var/log/pods/ns_p{n}_uid/c/0.log", "host": f"h{n}"})
+        events = [LogEvent(f"m{i}", "stdout", f"t{n}.{i}", ctx) for i in range(7)]
+        assert kept(dd, events) == list(range(7))
+        assert dd._cache.held <= 2 * 100 + 7
+        assert dd.entries.prefixes <= max(64, 2 * (100 // 7 + 2)) + 1
+    assert dd.cached == 100
