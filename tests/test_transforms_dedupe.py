@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from logagent.acks import AckGroup, Batch
 from logagent.config import ConfigError, parse_config
-from logagent.event import FileContext, LogEvent
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent
 from logagent.transforms.dedupe import DedupeTransform
 from logagent.transforms.dedupe_config import DedupeConfig
 
@@ -197,33 +197,52 @@ def test_a_batch_read_column_wise_gives_each_record_its_own_entry(
         assert [(prefix, i, r) for i, r in zip(indexes, rests)] == [dd.entries.entry(e) for e in events]
 
 
-@settings(max_examples=300, deadline=None)
-@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 2)), max_size=10),
+WITHOUT_FILE = FileContext({k: v for k, v in CTX.fields.items() if k != "file"})
+
+
+def shaped(m: int, t: int, shape: int) -> LogEvent:
+    """0, 1: a record of file CTX, OTHER; 2: of CTX with its own fields; 3: CTX's file in its own fields;
+    4: a merged object's record (parse_json into .); 5: the message dropped, a number in its fields;
+    6: a compared field the context lacks in its own fields."""
+    if shape == 3:
+        return LogEvent(f"m{m}", "stdout", f"t{t}", WITHOUT_FILE, False, {"file": CTX.fields["file"]})
+    if shape == 4:
+        text = f'{{"m":{m},"host":"h"}}' if m % 2 else f'{{"m":{m}}}'
+        return LogEvent(text, "stdout", f"t{t}", CTX, False, MERGED_MESSAGE)
+    if shape == 5:
+        return LogEvent(None, "stdout", f"t{t}", CTX, False, {"message": m})
+    own = {2: {"extra": 1}, 6: {"host": "h"}}.get(shape)
+    return LogEvent(f"m{m}", "stdout", f"t{t}", OTHER if shape == 1 else CTX, False, own)
+
+
+@settings(max_examples=400, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 6)), max_size=10),
                         max_size=10),
-       capacity=st.integers(1, 8))
+       capacity=st.integers(1, 8), promise=st.booleans())
 def test_mixed_batches_give_the_verdicts_of_one_record_at_a_time(
-        batches: list[list[tuple[int, int, int]]], capacity: int) -> None:
-    """Messages, timestamps (the index), files and per-record fields mixed: Vector's LRU, record by record."""
-    dd = make(cache={"num_events": capacity}, fields={"match": ["message", "timestamp", "file"]})
-    contexts = [CTX, OTHER]
-    reference: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+        batches: list[list[tuple[int, int, int]]], capacity: int, promise: bool) -> None:
+    """Messages, timestamps (the index), files, own fields, merged objects mixed: Vector's LRU, one by one."""
+    dd = make(cache={"num_events": capacity}, fields={"match": ["message", "timestamp", "file", "host"]})
+    reference: OrderedDict[tuple[Any, ...], LogEvent] = OrderedDict()
     for rows in batches:
-        # shape 0, 1: a file's record; 2: a record of the first file with its own fields
-        events = [LogEvent(f"m{m}", "stdout", f"t{t}", contexts[shape % 2], False,
-                           {"extra": 1} if shape == 2 else None) for m, t, shape in rows]
+        events = [shaped(*row) for row in rows]
         expected = []
         for index, event in enumerate(events):
-            key = (event.message, event.timestamp, event.ctx.fields["file"])
+            key = (event.get("message"), event.timestamp, event.get("file"), event.get("host"))
             if key in reference:
                 reference.move_to_end(key)
                 continue
-            reference[key] = None
+            reference[key] = event
             if len(reference) > capacity:
                 reference.popitem(last=False)
             expected.append(index)
-        assert kept(dd, events) == expected
-        assert [(dd.entries.entry(LogEvent(m, "stdout", t, CTX if f == CTX.fields["file"] else OTHER)))
-                for m, t, f in reference] == dd.cached_entries()
+        if promise and events and {row[2] for row in rows} == {2}:  # what parse_json into a key promises
+            batch = Batch(events, [AckGroup()], 10, None, (CTX, frozenset({"extra"})))
+            out = dd.process(batch)
+            assert [i for i, e in enumerate(events) if any(e is o for _, b in out for o in b.events)] == expected
+        else:
+            assert kept(dd, events) == expected
+        assert [dd.entries.entry(event) for event in reference.values()] == dd.cached_entries()
         assert dd.cached == len(reference)
 
 

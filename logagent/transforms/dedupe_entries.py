@@ -12,7 +12,7 @@ triple whichever way it was built):
   none, the value if one, else joined by U+001F with the message last, which
   needs the others free of U+001F). ``prefix`` stands for the typed values of
   the other compared fields (usually those of the file's context): a short
-  number given to their JSON text. The owner forgets the numbers no cached
+  number given to each such tuple of values. The owner forgets the numbers no cached
   entry uses (``forget_prefixes``); a number is never given twice. A batch of
   one file's records (``Batch.ctx`` set: none has its own fields) gets its
   index and rest columns in a few calls in C (``columns``), so the cache can
@@ -28,13 +28,14 @@ sorted keys; numbers as Vector prints them).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_
 from typing import Any
 
 import msgspec
 
 from logagent.acks import Batch
-from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
+from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, FileContext, LogEvent
 from logagent.sinks.templates import FieldPath
 from logagent.transforms.options import number_text
 
@@ -44,6 +45,8 @@ LONG = "\x1e"
 LINE_KEYS = ("timestamp", "message", "stream")
 _GETTERS = {key: attrgetter(key) for key in LINE_KEYS}
 _MESSAGE = _GETTERS["message"]
+_FIELDS = attrgetter("fields")
+_CTX = attrgetter("ctx")
 _json = msgspec.json.Encoder().encode
 _sorted_json = msgspec.json.Encoder(order="sorted").encode
 #: Vector's type numbers (a string is written as itself, a missing field as ``false``)
@@ -95,23 +98,24 @@ class EntryMaker:
         self._line = [first, *others] if first is not None else []
         self._rest = [i for i in range(len(match)) if i not in line]
         self._rest_keys = [match[i][0] for i in self._rest]
+        self._rest_set = frozenset(self._rest_keys)
         #: a batch of records without their own fields can be read column-wise: every compared field is
         #: top-level, the other fields come from the context alone
         self._columns = ignore is None and bool(self._line) and all(
             len(match[i]) == 1 and match[i][0] not in PER_LINE_KEYS for i in self._rest)
         self._getters = [_GETTERS[match[i][0]] for i in self._line]
-        #: the typed values of the other compared fields (JSON text) -> their short number
-        self._short: dict[str, str] = {}
+        #: the typed values of the other compared fields -> their short number
+        self._short: dict[tuple[Any, ...], str] = {}
         self._next = 0
         self._memo = object()
 
     # -- prefixes ---------------------------------------------------------------
 
-    def _prefix(self, text: str) -> str:
+    def _prefix(self, values: tuple[Any, ...]) -> str:
         short = self._short
-        number = short.get(text)
+        number = short.get(values)
         if number is None:
-            number = short[text] = str(self._next)
+            number = short[values] = str(self._next)
             self._next += 1
         return number
 
@@ -129,35 +133,56 @@ class EntryMaker:
     # -- entries ------------------------------------------------------------------
 
     def columns(self, batch: Batch) -> Columns | None:
-        """The batch's entries as columns, when its records are one file's without their own fields."""
-        ctx = batch.ctx
-        if ctx is None or not self._columns:
+        """The batch's entries as columns, when its records share one context that gives every compared
+        field but the per-line ones (a source's batch, or one whose records' own fields hold none of them)."""
+        if not self._columns:
             return None
         events = batch.events
+        ctx = batch.ctx  # one context, no record with its own fields (see Batch)
+        if ctx is None:
+            ctx = self._shared_context(batch)
+            if ctx is None:
+                return None
         columns: list[list[Any]] = []
         last = len(self._getters) - 1
         for position, getter in enumerate(self._getters):
             column = list(map(getter, events))
-            # the message is a string in a record without its own fields; all() first: a truth test per
-            # string, where ``in`` compares each one with None
-            if getter is not _MESSAGE and not all(column) and None in column:
-                return None  # a missing one: the long form
+            # all() first: a truth test per string, where ``in`` compares each one with None; the message is
+            # a string in every record without its own fields
+            if (getter is not _MESSAGE or batch.ctx is None) and not all(column) and None in column:
+                return None  # a missing one (or a message in the record's fields): the long form
             if 0 < position < last and SEP in "".join(column):
                 return None  # joined with the next: its own form
             columns.append(column)
-        prefix = self._prefix(self._context_text(ctx))
+        prefix = self._prefix(self._context_values(ctx))
         if len(columns) == 1:
             return prefix, columns[0], [None] * len(events)
         if len(columns) == 2:
             return prefix, columns[0], columns[1]
         return prefix, columns[0], list(map(SEP.join, zip(*columns[1:])))
 
-    def _context_text(self, ctx: FileContext) -> str:
-        text = ctx.memo.get(self._memo)
-        if text is None:
+    def _shared_context(self, batch: Batch) -> FileContext | None:
+        """The one context of records whose own fields hold none of the compared fields it gives."""
+        shared = batch.ctx_with_fields
+        if shared is not None:
+            return shared[0] if self._rest_set.isdisjoint(shared[1]) else None
+        events = batch.events
+        ctx = events[0].ctx if events else None
+        if ctx is None or not all(map(is_, map(_CTX, events), repeat(ctx))):
+            return None
+        owned = list(filter(None, map(_FIELDS, events)))
+        if any(map(is_, owned, repeat(MERGED_MESSAGE))):  # a merged object may hold any key its context lacks
+            if not self._rest_set.issubset(ctx.fields):
+                return None
+            owned = [fields for fields in owned if fields is not MERGED_MESSAGE]
+        return ctx if all(map(self._rest_set.isdisjoint, owned)) else None
+
+    def _context_values(self, ctx: FileContext) -> tuple[Any, ...]:
+        values = ctx.memo.get(self._memo)
+        if values is None:
             fields = ctx.fields
-            text = ctx.memo[self._memo] = _json([typed(fields.get(key, MISSING)) for key in self._rest_keys]).decode()
-        return text
+            values = ctx.memo[self._memo] = tuple(typed(fields.get(key, MISSING)) for key in self._rest_keys)
+        return values
 
     def entry(self, event: LogEvent) -> Entry:
         """One record's entry (the same triple ``columns`` gives it)."""
@@ -168,7 +193,7 @@ class EntryMaker:
         values = [_value_at(event, path) for path in self.match]
         line = [values[i] for i in self._line]
         if line and all(type(v) is str for v in line) and not any(SEP in v for v in line[1:-1]):
-            prefix = self._prefix(_json([typed(values[i]) for i in self._rest]).decode())
+            prefix = self._prefix(tuple(typed(values[i]) for i in self._rest))
             rest = None if len(line) == 1 else line[1] if len(line) == 2 else SEP.join(line[1:])
             return prefix, line[0], rest
         return LONG, _json(list(map(typed, values))).decode(), None
