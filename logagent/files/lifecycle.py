@@ -228,14 +228,15 @@ class FileTable:
         self._pending_dirs.add(directory)
 
     def on_changes(self, changes: set[tuple[int, str]]) -> None:
+        by_path, changed = self.by_path, self._mark_changed
         for change, path in changes:
+            f = by_path.get(path)
+            if f is not None and change == MODIFIED:  # the common change: an open file grew
+                changed(f)
+                continue
             depth = depth_below(self.log_dir, path)
             if depth == FILE_DEPTH:
-                f = self.by_path.get(path)
-                if f is not None and change == MODIFIED:
-                    self._mark_changed(f)
-                else:
-                    self._pending_paths.add(path)
+                self._pending_paths.add(path)
             elif 0 <= depth < FILE_DEPTH:
                 if change == DELETED:
                     prefix = path.rstrip(os.sep) + os.sep

@@ -53,7 +53,7 @@ async def watch_tree(
                 ignore_permission_denied=True,
                 force_polling=False,
             ):
-                on_changes({(int(change), path) for change, path in changes})
+                on_changes(changes)  # type: ignore[arg-type]  # (Change, path): Change is an IntEnum
             return
         except FileNotFoundError:
             log.warning("log directory missing; waiting for it", log_dir=root)
