@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from logagent.files.model import TailedFile
 
-#: a cooling file due this close to another one is served with it (a cooldown a few ms short is harmless)
+#: a cooling file due this soon is served now (a cooldown a few ms short is harmless), with the others as close
 _SLACK_SECS = 0.01
 
 
@@ -71,14 +71,14 @@ class ReadyQueue:
         state.read_after = min(max(state.read_after + self.cooldown_secs, now), now + self.cooldown_secs)
 
     def due_in(self) -> float | None:
-        """Seconds until the next cooling file is due (0 if one is); None if none is cooling."""
-        return max(0.0, self._cooling[0][0] - self._clock()) if self._cooling else None
+        """Seconds until ``pop`` serves the next cooling file (0: now); None if none is cooling."""
+        return max(0.0, self._cooling[0][0] - _SLACK_SECS - self._clock()) if self._cooling else None
 
     def pop(self) -> TailedFile | None:
         cooling = self._cooling
-        if cooling and cooling[0][0] <= self._clock():
-            # with those due within the next few ms: one wake-up of the loop for files due close together
-            soon = self._clock() + _SLACK_SECS
+        # files due within the next few ms come out together: one wake-up of the loop for files due close together
+        soon = self._clock() + _SLACK_SECS
+        if cooling and cooling[0][0] <= soon:
             while cooling and cooling[0][0] <= soon:
                 f = heapq.heappop(cooling)[2]
                 f.state.cooling = False
