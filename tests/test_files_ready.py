@@ -1,5 +1,5 @@
-"""The tailer's ready queue: notifications make a file ready at most about once per read cooldown, without
-ratcheting a steady writer's reads later and later; reading on after a turn is never held back."""
+"""The tailer's ready queue: notifications make a file ready at most once per tick of the read cooldown, busy
+files together, without ratcheting a steady writer's reads later and later; reading on is never held back."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ COOLDOWN = 0.1
 
 class Clock:
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.now = 1000.03  # a tick began 30 ms ago
 
     def __call__(self) -> float:
         return self.now
@@ -47,20 +47,38 @@ def test_a_file_not_read_lately_is_ready_at_once() -> None:
     assert ready.pop() is f and ready.pop() is None
 
 
-def test_a_notification_during_the_cooldown_waits_for_its_end() -> None:
+def test_a_notification_before_the_next_tick_waits_for_it() -> None:
     clock = Clock()
     ready = queue(clock)
     f = FakeFile("a")
     ready.turn_started(f)  # type: ignore[arg-type]
-    ready.turn_started(f)  # type: ignore[arg-type]  # a second turn at once: the cooldown runs now
     clock.now += 0.03
     ready.changed(f)  # type: ignore[arg-type]
     ready.changed(f)  # type: ignore[arg-type]  # again: still one wait
     assert ready.pop() is None
     wait = ready.due_in()
-    assert wait is not None and 0.05 <= wait <= 0.07  # the rest of the cooldown (a few ms of slack)
+    assert wait is not None and 0.03 <= wait <= 0.04  # until the tick at 1000.1 (a few ms of slack)
     clock.now += wait
     assert ready.pop() is f and ready.pop() is None and ready.due_in() is None
+    ready.turn_started(f)  # type: ignore[arg-type]
+    clock.now = 1000.2  # the next tick
+    ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is f
+
+
+def test_a_turn_served_just_before_its_tick_waits_for_the_following_one() -> None:
+    """pop serves a file a few ms before its tick; reading it then must not make it due at that same tick."""
+    clock = Clock()
+    ready = queue(clock)
+    f = FakeFile("a")
+    ready.turn_started(f)  # type: ignore[arg-type]
+    clock.now = 1000.095
+    ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is f  # the tick at 1000.1 is 5 ms away
+    ready.turn_started(f)  # type: ignore[arg-type]
+    clock.now = 1000.11
+    ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is None  # once per tick: the next is 1000.2
 
 
 def test_reading_on_after_a_turn_is_not_held_back() -> None:
@@ -72,24 +90,32 @@ def test_reading_on_after_a_turn_is_not_held_back() -> None:
         ready.add(f)  # type: ignore[arg-type]
         assert ready.pop() is f
         clock.now += 0.001
-    # all those turns move the time it may be read again by one cooldown at most
+    # all those turns make it wait for the next tick at most
     assert f.state.read_after <= clock.now + COOLDOWN
     clock.now += COOLDOWN
     ready.changed(f)  # type: ignore[arg-type]
     assert ready.pop() is f
 
 
-def test_files_due_close_together_are_served_together() -> None:
+def test_busy_files_are_read_together_at_each_tick() -> None:
+    """Files read at different moments of a tick and changed again: all ready at the next tick, not before."""
     clock = Clock()
     ready = queue(clock)
     files = [FakeFile(str(i)) for i in range(3)]
-    for i, f in enumerate(files):
+    for f in files:
         ready.turn_started(f)  # type: ignore[arg-type]
+        clock.now += 0.02
+    for f in files:
+        ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is None  # 1000.09: the tick at 1000.1 is not here yet
+    clock.now = 1000.1
+    assert [ready.pop(), ready.pop(), ready.pop(), ready.pop()] == [*files, None]
+    for f in files:
         ready.turn_started(f)  # type: ignore[arg-type]
         ready.changed(f)  # type: ignore[arg-type]
-        clock.now += 0.004 if i == 0 else 0.05
-    clock.now = files[0].state.read_after
-    assert [ready.pop(), ready.pop(), ready.pop()] == [files[0], files[1], None]  # the third is 50 ms later
+    assert ready.pop() is None and ready.due_in() is not None  # the next tick, 1000.2
+    clock.now = 1000.2
+    assert [ready.pop(), ready.pop(), ready.pop(), ready.pop()] == [*files, None]
 
 
 def test_a_steady_writer_is_read_as_each_notification_comes() -> None:

@@ -3,18 +3,20 @@
 Change notifications come quickly (see ``watch.py``), so a file that was
 quiet is read within a few tens of milliseconds of a write. A file written
 all the time would then be read as often as notifications come, a few lines a
-turn, and each turn costs its read, its chunk, its batch and its
-acknowledgement whatever it holds. So notifications make a file ready no more
-often than once per ``cooldown_secs`` on average: each file has a time from
-which it may be read again (``FileState.read_after``); a read turn moves it one
-cooldown later, but never before the turn nor more than one cooldown after it.
-A file named by a notification before that time waits for it. (Moving it from
-the turn itself would ratchet: a file written exactly once per cooldown would
-have each read wait a little longer than the one before, until each waited
-nearly the whole cooldown.) A file read after being quiet for a while may be
-read again at once, and no line waits for more than about a cooldown after it
-is seen. A file with more to read after its turn (``add``) is not held back:
-it goes to the back of the queue, behind the other files' turns.
+turn, and each turn costs its read, its chunk, its batch, its acknowledgement
+and its share of a checkpoint write, whatever it holds. So time is cut into
+ticks of ``cooldown_secs`` (on the monotonic clock, the same for every file),
+and a read turn makes its file wait for the next tick
+(``FileState.read_after``) before a notification can make it ready again. A
+busy file is then read once a tick, and all busy files in the same sweep (so
+the sweeps cost what they did when notifications themselves came in 100 ms
+batches); a file written less often than once a tick is read as soon as its
+change is seen; no line waits for more than a tick after it is seen. (A
+cooldown measured from each file's own last turn would spread the busy files'
+reads over the tick, many small sweeps; and one restarted at each turn would
+ratchet: a file written once per cooldown would wait a little longer at each
+line.) A file with more to read after its turn (``add``) is not held back: it
+goes to the back of the queue, behind the other files' turns.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import time
 from collections import deque
 from collections.abc import Callable
 
 from logagent.files.model import TailedFile
 
-#: a cooling file due this soon is served now (a cooldown a few ms short is harmless), with the others as close
+#: a cooling file due this soon is served now (a tick a few ms short is harmless)
 _SLACK_SECS = 0.01
 
 
@@ -67,8 +70,10 @@ class ReadyQueue:
             heapq.heappush(self._cooling, (due, next(self._order), f))
 
     def turn_started(self, f: TailedFile) -> None:
-        state, now = f.state, self._clock()
-        state.read_after = min(max(state.read_after + self.cooldown_secs, now), now + self.cooldown_secs)
+        """``f`` is being read: a notification makes it ready again from the next tick on."""
+        tick = self.cooldown_secs
+        # a turn up to the slack before a tick is that tick's (``pop`` serves files that early)
+        f.state.read_after = (math.floor((self._clock() + _SLACK_SECS) / tick) + 1) * tick
 
     def due_in(self) -> float | None:
         """Seconds until ``pop`` serves the next cooling file (0: now); None if none is cooling."""
