@@ -1,5 +1,6 @@
-"""The tailer's ready queue: notifications make a file ready at most once per tick of the read cooldown, busy
-files together, without ratcheting a steady writer's reads later and later; reading on is never held back."""
+"""The tailer's ready queue: notifications make a file ready about once per read cooldown at most, without
+ratcheting a steady writer's reads later and later, and waiting files join the sweeps notifications start;
+reading on after a turn is never held back."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ COOLDOWN = 0.1
 
 class Clock:
     def __init__(self) -> None:
-        self.now = 1000.03  # a tick began 30 ms ago
+        self.now = 1000.0
 
     def __call__(self) -> float:
         return self.now
@@ -47,38 +48,32 @@ def test_a_file_not_read_lately_is_ready_at_once() -> None:
     assert ready.pop() is f and ready.pop() is None
 
 
-def test_a_notification_before_the_next_tick_waits_for_it() -> None:
+def test_a_notification_during_the_cooldown_waits_for_its_end() -> None:
     clock = Clock()
     ready = queue(clock)
     f = FakeFile("a")
-    ready.turn_started(f)  # type: ignore[arg-type]
+    ready.turn_started(f)  # type: ignore[arg-type]  # after a quiet spell: may be read again at once
+    ready.turn_started(f)  # type: ignore[arg-type]  # a second turn: the cooldown runs now
     clock.now += 0.03
     ready.changed(f)  # type: ignore[arg-type]
     ready.changed(f)  # type: ignore[arg-type]  # again: still one wait
     assert ready.pop() is None
-    wait = ready.due_in()
-    assert wait is not None and 0.03 <= wait <= 0.04  # until the tick at 1000.1 (a few ms of slack)
-    clock.now += wait
+    clock.now += 0.065  # 5 ms before its time: served (the slack)
     assert ready.pop() is f and ready.pop() is None and ready.due_in() is None
-    ready.turn_started(f)  # type: ignore[arg-type]
-    clock.now = 1000.2  # the next tick
-    ready.changed(f)  # type: ignore[arg-type]
-    assert ready.pop() is f
 
 
-def test_a_turn_served_just_before_its_tick_waits_for_the_following_one() -> None:
-    """pop serves a file a few ms before its tick; reading it then must not make it due at that same tick."""
+def test_the_loop_serves_a_waiting_file_itself_a_little_after_its_time() -> None:
+    """No notification may come to start a sweep: the loop's timer is set a little after the file's time."""
     clock = Clock()
     ready = queue(clock)
     f = FakeFile("a")
     ready.turn_started(f)  # type: ignore[arg-type]
-    clock.now = 1000.095
-    ready.changed(f)  # type: ignore[arg-type]
-    assert ready.pop() is f  # the tick at 1000.1 is 5 ms away
     ready.turn_started(f)  # type: ignore[arg-type]
-    clock.now = 1000.11
     ready.changed(f)  # type: ignore[arg-type]
-    assert ready.pop() is None  # once per tick: the next is 1000.2
+    wait = ready.due_in()
+    assert wait is not None and COOLDOWN + 0.01 <= wait <= COOLDOWN + 0.05
+    clock.now += wait
+    assert ready.pop() is f
 
 
 def test_reading_on_after_a_turn_is_not_held_back() -> None:
@@ -97,25 +92,18 @@ def test_reading_on_after_a_turn_is_not_held_back() -> None:
     assert ready.pop() is f
 
 
-def test_busy_files_are_read_together_at_each_tick() -> None:
-    """Files read at different moments of a tick and changed again: all ready at the next tick, not before."""
+def test_waiting_files_are_served_together() -> None:
+    """Every waiting file whose time has come (or is a few ms away) goes with the same pass of the loop."""
     clock = Clock()
     ready = queue(clock)
     files = [FakeFile(str(i)) for i in range(3)]
-    for f in files:
+    for i, f in enumerate(files):
         ready.turn_started(f)  # type: ignore[arg-type]
-        clock.now += 0.02
-    for f in files:
-        ready.changed(f)  # type: ignore[arg-type]
-    assert ready.pop() is None  # 1000.09: the tick at 1000.1 is not here yet
-    clock.now = 1000.1
-    assert [ready.pop(), ready.pop(), ready.pop(), ready.pop()] == [*files, None]
-    for f in files:
         ready.turn_started(f)  # type: ignore[arg-type]
         ready.changed(f)  # type: ignore[arg-type]
-    assert ready.pop() is None and ready.due_in() is not None  # the next tick, 1000.2
-    clock.now = 1000.2
-    assert [ready.pop(), ready.pop(), ready.pop(), ready.pop()] == [*files, None]
+        clock.now += 0.004 if i == 0 else 0.05
+    clock.now = files[0].state.read_after
+    assert [ready.pop(), ready.pop(), ready.pop()] == [files[0], files[1], None]  # the third is 50 ms later
 
 
 def test_a_steady_writer_is_read_as_each_notification_comes() -> None:

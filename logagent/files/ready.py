@@ -4,19 +4,27 @@ Change notifications come quickly (see ``watch.py``), so a file that was
 quiet is read within a few tens of milliseconds of a write. A file written
 all the time would then be read as often as notifications come, a few lines a
 turn, and each turn costs its read, its chunk, its batch, its acknowledgement
-and its share of a checkpoint write, whatever it holds. So time is cut into
-ticks of ``cooldown_secs`` (on the monotonic clock, the same for every file),
-and a read turn makes its file wait for the next tick
-(``FileState.read_after``) before a notification can make it ready again. A
-busy file is then read once a tick, and all busy files in the same sweep (so
-the sweeps cost what they did when notifications themselves came in 100 ms
-batches); a file written less often than once a tick is read as soon as its
-change is seen; no line waits for more than a tick after it is seen. (A
-cooldown measured from each file's own last turn would spread the busy files'
-reads over the tick, many small sweeps; and one restarted at each turn would
-ratchet: a file written once per cooldown would wait a little longer at each
-line.) A file with more to read after its turn (``add``) is not held back: it
-goes to the back of the queue, behind the other files' turns.
+and its share of a checkpoint write, whatever it holds. So notifications make
+a file ready no more often than once per ``cooldown_secs`` on average: each
+file has a time from which a notification may make it ready again
+(``FileState.read_after``). A read turn moves it one cooldown on from where it
+was, but to no earlier than the turn and no later than a cooldown after it: a
+file written less often than once a cooldown is read as soon as its change is
+seen, a busy one about once a cooldown, and no line waits for more than about
+a cooldown after it is seen. (Moving it a cooldown from each turn instead
+would ratchet: a file written exactly once per cooldown would wait a little
+longer at each line, until it waited nearly the whole cooldown; on a grid of
+ticks common to all files, such a file would wait whenever its writes fall
+late in a tick.)
+
+A file named before its time waits in a heap; it is served by the first pass
+of the tailer's loop after its time (within ``_SLACK_SECS`` before it), which
+is usually the pass a notification starts anyway: the loop's own timer for
+it is set ``_GRACE_SECS`` later, so the busy files' turns join the sweeps
+notifications start (each sweep has its costs: a checkpoint write, a sink's
+write) instead of each starting its own. A file with more to read after its
+turn (``add``) is not held back: it goes to the back of the queue, behind the
+other files' turns.
 """
 
 from __future__ import annotations
@@ -24,15 +32,16 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import math
 import time
 from collections import deque
 from collections.abc import Callable
 
 from logagent.files.model import TailedFile
 
-#: a cooling file due this soon is served now (a tick a few ms short is harmless)
+#: a waiting file this close to its time is served (a cooldown a few ms short is harmless)
 _SLACK_SECS = 0.01
+#: how long after a waiting file's time the loop's own timer serves it, if no notification came first
+_GRACE_SECS = 0.02
 
 
 class ReadyQueue:
@@ -45,7 +54,7 @@ class ReadyQueue:
         self.cooldown_secs = cooldown_secs
         self._clock = clock
         self._files: deque[TailedFile] = deque()
-        #: (when due, tie-breaker, file) of files a notification named during their cooldown
+        #: (its time, tie-breaker, file) of files a notification named before their time
         self._cooling: list[tuple[float, int, TailedFile]] = []
         self._order = itertools.count()
 
@@ -58,7 +67,7 @@ class ReadyQueue:
             self._wake.set()
 
     def changed(self, f: TailedFile) -> None:
-        """A notification says ``f`` changed: ready now, or once its cooldown is over."""
+        """A notification says ``f`` changed: ready now, or once its time comes."""
         state = f.state
         if state.queued or state.cooling or state.closed:
             return
@@ -70,24 +79,21 @@ class ReadyQueue:
             heapq.heappush(self._cooling, (due, next(self._order), f))
 
     def turn_started(self, f: TailedFile) -> None:
-        """``f`` is being read: a notification makes it ready again from the next tick on."""
-        tick = self.cooldown_secs
-        # a turn up to the slack before a tick is that tick's (``pop`` serves files that early)
-        f.state.read_after = (math.floor((self._clock() + _SLACK_SECS) / tick) + 1) * tick
+        """``f`` is being read: move the time a notification may make it ready again."""
+        state, now, cooldown = f.state, self._clock(), self.cooldown_secs
+        state.read_after = min(max(state.read_after + cooldown, now), now + cooldown)
 
     def due_in(self) -> float | None:
-        """Seconds until ``pop`` serves the next cooling file (0: now); None if none is cooling."""
-        return max(0.0, self._cooling[0][0] - _SLACK_SECS - self._clock()) if self._cooling else None
+        """How long the loop may sleep before serving waiting files itself; None if none waits."""
+        return max(0.0, self._cooling[0][0] + _GRACE_SECS - self._clock()) if self._cooling else None
 
     def pop(self) -> TailedFile | None:
         cooling = self._cooling
-        # files due within the next few ms come out together: one wake-up of the loop for files due close together
         soon = self._clock() + _SLACK_SECS
-        if cooling and cooling[0][0] <= soon:
-            while cooling and cooling[0][0] <= soon:
-                f = heapq.heappop(cooling)[2]
-                f.state.cooling = False
-                self.add(f)
+        while cooling and cooling[0][0] <= soon:
+            f = heapq.heappop(cooling)[2]
+            f.state.cooling = False
+            self.add(f)
         if not self._files:
             return None
         if self._oldest_first:
