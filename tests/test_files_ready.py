@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from logagent.files import CheckpointStore, FileTailer
-from logagent.files.ready import ReadyQueue
+from logagent.files.ready import BIG_TURN_BYTES, ReadyQueue
 from tests.test_files_tailer import WAIT, Collector, make_config, write_lines
 
 COOLDOWN = 0.1
@@ -52,8 +52,8 @@ def test_a_notification_during_the_cooldown_waits_for_its_end() -> None:
     clock = Clock()
     ready = queue(clock)
     f = FakeFile("a")
-    ready.turn_started(f)  # type: ignore[arg-type]  # after a quiet spell: may be read again at once
-    ready.turn_started(f)  # type: ignore[arg-type]  # a second turn: the cooldown runs now
+    ready.turn_read(f, 100)  # type: ignore[arg-type]  # after a quiet spell: may be read again at once
+    ready.turn_read(f, 100)  # type: ignore[arg-type]  # a second turn: the cooldown runs now
     clock.now += 0.03
     ready.changed(f)  # type: ignore[arg-type]
     ready.changed(f)  # type: ignore[arg-type]  # again: still one wait
@@ -67,8 +67,8 @@ def test_the_loop_serves_a_waiting_file_itself_a_little_after_its_time() -> None
     clock = Clock()
     ready = queue(clock)
     f = FakeFile("a")
-    ready.turn_started(f)  # type: ignore[arg-type]
-    ready.turn_started(f)  # type: ignore[arg-type]
+    ready.turn_read(f, 100)  # type: ignore[arg-type]
+    ready.turn_read(f, 100)  # type: ignore[arg-type]
     ready.changed(f)  # type: ignore[arg-type]
     wait = ready.due_in()
     assert wait is not None and COOLDOWN + 0.01 <= wait <= COOLDOWN + 0.05
@@ -81,13 +81,31 @@ def test_reading_on_after_a_turn_is_not_held_back() -> None:
     ready = queue(clock)
     f = FakeFile("a")
     for _ in range(1000):  # a file with megabytes to read: turn after turn
-        ready.turn_started(f)  # type: ignore[arg-type]
+        ready.turn_read(f, 100)  # type: ignore[arg-type]
         ready.add(f)  # type: ignore[arg-type]
         assert ready.pop() is f
         clock.now += 0.001
-    # all those turns make it wait for the next tick at most
+    # all those turns make a notification wait one cooldown at most
     assert f.state.read_after <= clock.now + COOLDOWN
     clock.now += COOLDOWN
+    ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is f
+
+
+def test_no_cooldown_after_a_turn_that_read_a_lot() -> None:
+    """A file writing megabytes a second: its turns are worth their cost, and holding it back makes bursts."""
+    clock = Clock()
+    ready = queue(clock)
+    f = FakeFile("a")
+    for nbytes in (100, 100):
+        ready.turn_read(f, nbytes)  # type: ignore[arg-type]
+    clock.now += 0.01
+    ready.changed(f)  # type: ignore[arg-type]
+    assert ready.pop() is None  # two small turns: the cooldown runs
+    clock.now += COOLDOWN
+    assert ready.pop() is f
+    ready.turn_read(f, BIG_TURN_BYTES)  # type: ignore[arg-type]
+    clock.now += 0.01
     ready.changed(f)  # type: ignore[arg-type]
     assert ready.pop() is f
 
@@ -98,8 +116,8 @@ def test_waiting_files_are_served_together() -> None:
     ready = queue(clock)
     files = [FakeFile(str(i)) for i in range(3)]
     for i, f in enumerate(files):
-        ready.turn_started(f)  # type: ignore[arg-type]
-        ready.turn_started(f)  # type: ignore[arg-type]
+        ready.turn_read(f, 100)  # type: ignore[arg-type]
+        ready.turn_read(f, 100)  # type: ignore[arg-type]
         ready.changed(f)  # type: ignore[arg-type]
         clock.now += 0.004 if i == 0 else 0.05
     clock.now = files[0].state.read_after
@@ -123,7 +141,7 @@ def test_a_steady_writer_is_read_as_each_notification_comes() -> None:
             assert ready.pop() is f
         waits.append(clock.now - seen)
         clock.now += 0.002  # the turn begins a little later
-        ready.turn_started(f)  # type: ignore[arg-type]
+        ready.turn_read(f, 100)  # type: ignore[arg-type]
     assert max(waits[10:]) < 0.03, max(waits)
 
 

@@ -11,7 +11,10 @@ file has a time from which a notification may make it ready again
 was, but to no earlier than the turn and no later than a cooldown after it: a
 file written less often than once a cooldown is read as soon as its change is
 seen, a busy one about once a cooldown, and no line waits for more than about
-a cooldown after it is seen. (Moving it a cooldown from each turn instead
+a cooldown after it is seen. A turn that read ``BIG_TURN_BYTES`` or more sets
+no cooldown: its costs were shared by many lines, and holding back a file
+that writes megabytes a second would only make its reading come in bursts
+(which then hold the other files' lines behind them). (Moving it a cooldown from each turn instead
 would ratchet: a file written exactly once per cooldown would wait a little
 longer at each line, until it waited nearly the whole cooldown; on a grid of
 ticks common to all files, such a file would wait whenever its writes fall
@@ -42,6 +45,8 @@ from logagent.files.model import TailedFile
 _SLACK_SECS = 0.01
 #: how long after a waiting file's time the loop's own timer serves it, if no notification came first
 _GRACE_SECS = 0.02
+#: a turn that read this much shared its costs among many lines: its file has no cooldown after it
+BIG_TURN_BYTES = 16384
 
 
 class ReadyQueue:
@@ -78,10 +83,13 @@ class ReadyQueue:
             state.cooling = True
             heapq.heappush(self._cooling, (due, next(self._order), f))
 
-    def turn_started(self, f: TailedFile) -> None:
-        """``f`` is being read: move the time a notification may make it ready again."""
+    def turn_read(self, f: TailedFile, nbytes: int) -> None:
+        """``f`` was read (``nbytes``): move the time a notification may make it ready again."""
         state, now, cooldown = f.state, self._clock(), self.cooldown_secs
-        state.read_after = min(max(state.read_after + cooldown, now), now + cooldown)
+        if nbytes >= BIG_TURN_BYTES:
+            state.read_after = now  # the turn's costs were shared by many lines: no cooldown
+        else:
+            state.read_after = min(max(state.read_after + cooldown, now), now + cooldown)
 
     def due_in(self) -> float | None:
         """How long the loop may sleep before serving waiting files itself; None if none waits."""

@@ -235,7 +235,6 @@ class FileTailer:
         if state.closed:
             return
         reader = state.reader
-        self._ready.turn_started(f)
         try:
             st = os.fstat(reader.fd)
         except OSError as exc:
@@ -266,6 +265,7 @@ class FileTailer:
             log.warning("cannot read log file; closing it", path=f.path, error=str(exc))
             await self._close(f, final=True)
             return
+        self._ready.turn_read(f, len(data))
         if not data:
             return
         self.bytes_read += len(data)
