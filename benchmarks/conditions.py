@@ -1,4 +1,4 @@
-"""Conditions: ``match(.message, r'...')`` per record, RE2 now against Python's ``re`` before.
+"""Conditions: ``match!(.message, r'...')`` per record, RE2 now against Python's ``re`` before.
 
 The baseline is the agent's own condition code at ``--baseline-ref`` (by
 default the last commit before RE2, whose ``match()`` translated the pattern
@@ -54,18 +54,22 @@ def make_records(count: int) -> list[dict[str, Any]]:
 def worker(records_count: int) -> dict[str, Any]:
     """Time each pattern's compiled condition over the records, in this process's ``logagent``."""
     import logagent
-    from logagent.conditions import compile_condition
+
+    try:
+        from logagent.vrl.condition import compile_condition
+    except ImportError:  # a baseline from before conditions compiled through logagent.vrl
+        from logagent.conditions import compile_condition  # type: ignore[no-redef]
 
     records = make_records(records_count)
     result: dict[str, Any] = {"ns": {}, "hits": {}, "code": logagent.__file__}
     for pattern in PATTERNS:
-        condition = compile_condition(f"match(.message, r'{pattern}')")
+        condition = compile_condition(f"match!(.message, r'{pattern}')")
         start = time.perf_counter()
         hits = sum(1 for record in records if condition(record))
         result["ns"][pattern] = (time.perf_counter() - start) / records_count * 1e9
         result["hits"][pattern] = hits
     record = {"message": "a" * 22 + "b"}
-    condition = compile_condition("match(.message, r'^(a+)+$')")
+    condition = compile_condition("match!(.message, r'^(a+)+$')")
     start = time.perf_counter()
     condition(record)
     result["pathological_ms"] = (time.perf_counter() - start) * 1e3

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 
 import msgspec
 
-from logagent.config_errors import ConfigError, ConfigErrors, convert_all, did_you_mean, raise_all, show
+from logagent.config_errors import ConfigError, ConfigErrors, KeyErrors, convert_all, did_you_mean, raise_all, show
 from logagent.config_files import Origins, interpolate, parse_text, read_bytes, read_configs
 from logagent.config_vector import apply_key_list, normalise_globals, unsupported_type
 from logagent.kube.config import KubernetesConfig
@@ -176,6 +176,8 @@ def _convert_component(section: str, component_id: str, body: Any, kinds: dict[s
     if validate is not None and not errors:
         try:
             validate()
+        except KeyErrors as exc:
+            errors.extend(component_error(path, message) for message in exc.messages)
         except ValueError as exc:
             errors.append(component_error(path, str(exc)))
     return component, errors

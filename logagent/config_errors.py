@@ -50,6 +50,14 @@ class ConfigErrors(ConfigError):
         return list(self._errors)
 
 
+class KeyErrors(ValueError):
+    """What a component's ``validate`` raises for several of its keys at once: ``"<key>: <reason>"`` each."""
+
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
+        super().__init__("\n".join(messages))
+
+
 def raise_all(errors: list[ConfigError]) -> None:
     """Raise the one error, or all of them together; nothing if the list is empty."""
     if len(errors) == 1:

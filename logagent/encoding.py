@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from logagent.event import MERGED_MESSAGE, LogEvent, MessageFields, raw_fields
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields, raw_fields
 
 _encode = msgspec.json.Encoder().encode
 _STREAM = {"stdout": b',"stream":"stdout"', "stderr": b',"stream":"stderr"'}
@@ -72,6 +72,17 @@ def _encode_without_message(event: LogEvent) -> bytes:
     return b"".join(parts)
 
 
+def _bare_head(ctx: FileContext) -> bytes:
+    """``ctx.json_head`` without its ``,"message":`` (kept in ``ctx.memo``): the record's start without a message."""
+    head = ctx.memo.get(_BARE_HEAD)
+    if head is None:
+        head = ctx.memo[_BARE_HEAD] = ctx.json_head[: -len(_MESSAGE_KEY)]
+    return head  # type: ignore[no-any-return]
+
+
+_BARE_HEAD = ("encoding", "bare_head")
+
+
 def encode_text(event: LogEvent) -> bytes:
     """The message only, as UTF-8 (no trailing newline).
 
@@ -132,6 +143,10 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
             if fields and event.message is not None:
                 parts += (event.ctx.json_head,
                           join((encode(event.message), tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
+                continue
+            if fields and type(fields) is dict and event.ctx.fields:  # no message (a transform took it)
+                head = event.ctx.memo.get(_BARE_HEAD) or _bare_head(event.ctx)
+                parts += (head, join((tail, encode(timestamp), b",", encode(fields)[1:], b"\n")))
                 continue
         if event.message is not None:
             parts += (event.ctx.json_head, _after_head(event, b"}\n"))

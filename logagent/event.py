@@ -67,8 +67,10 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
     None: a transform dropped it), ``stream``, ``timestamp``, ``truncated``
     (each left out when None/False), then ``fields``: top-level keys of this
     record alone. ``fields`` never holds a key of ``ctx.fields``, nor
-    ``stream``/``timestamp``/``truncated``, nor ``message`` unless ``message``
-    is None (a transform then put a non-string message there). It is None,
+    ``message`` unless ``message`` is None (a transform then put a non-string
+    message there), nor ``stream``/``timestamp`` unless that attribute is None
+    and ``truncated`` unless it is False (a remap then set it to some other
+    value, a null, a number, ..., which Vector keeps as it is). It is None,
     never empty, when there is nothing in it and ``message`` is a string, so
     encoders can take the fast way on ``fields is None`` alone. Events are
     never changed once made: a transform makes a new event (one event may sit
@@ -102,10 +104,18 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
                 return resolve(self.fields.get("message"))
             return message
         if key == "stream":
-            return self.stream
+            stream = self.stream
+            if stream is None and self.fields is not None:
+                return self.fields.get("stream")  # a remap set it to something else than a string
+            return stream
         if key == "timestamp":
-            return self.timestamp
+            timestamp = self.timestamp
+            if timestamp is None and self.fields is not None:
+                return self.fields.get("timestamp")
+            return timestamp
         if key == "truncated":
+            if not self.truncated and self.fields is not None:
+                return self.fields.get("truncated")
             return True if self.truncated else None
         fields = self.fields
         if fields is not None:
@@ -127,7 +137,7 @@ class LogEvent(msgspec.Struct, gc=False, eq=False):
         if key == "message":
             return self.message is not None or (fields is not None and "message" in fields)
         if key in SOURCE_KEYS:
-            return self.get(key) is not None
+            return self.get(key) is not None or (fields is not None and key in fields)
         if key in self.ctx.fields:
             return True
         if fields is MERGED_MESSAGE:

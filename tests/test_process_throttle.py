@@ -1,4 +1,4 @@
-"""Dropped records are acknowledged: a throttled (or sampled-out) line is never read again after a restart."""
+"""Dropped records are acknowledged: a throttled, sampled-out or duplicate line is never read again after a restart."""
 
 from __future__ import annotations
 
@@ -48,3 +48,21 @@ def test_throttled_records_are_acknowledged_and_not_read_again(tmp_path: Path) -
     assert third.seen == {noisy.source: dict.fromkeys(range(1000, 1010, 2), 1)}  # only the new lines (a new budget)
     noisy.close()
     quiet.close()
+
+
+def test_duplicates_dropped_are_acknowledged_and_not_read_again(tmp_path: Path) -> None:
+    """dedupe on the namespace: one record per namespace passes; a restart reads none of the dropped ones again
+    (a fresh cache would let the first of them through)."""
+    pods = tmp_path / "pods"
+    writers = [LogWriter(pods, f"ns{i}", "app", f"uid-{i}", line_bytes=120) for i in range(3)]
+    for writer in writers:
+        writer.write(500)
+    extra = "transforms:\n  dd: {type: dedupe, inputs: [pods], fields: {match: [kubernetes.pod_namespace]}}\n"
+    config = offline_config(tmp_path, pods, extra=extra, sink="  out: {type: console, inputs: [dd]}\n")
+    first = run_once(config, tmp_path / "out1.ndjson")
+    assert first.seen == {writer.source: {0: 1} for writer in writers}
+    assert run_once(config, tmp_path / "out2.ndjson").total() == 0
+    writers[1].write(5)
+    assert run_once(config, tmp_path / "out3.ndjson").seen == {writers[1].source: {500: 1}}
+    for writer in writers:
+        writer.close()

@@ -102,3 +102,15 @@ def test_caps_hold_for_every_group(machine: Machine, records: list[tuple[str, st
             assert event.message.count("\n") + 1 <= max_lines or any(
                 "\n" in e.message for e in events
             )
+
+
+def test_a_cap_leaves_no_group_over_max_lines_with_pending_lines() -> None:
+    """Found by the long profile: a second header pending as a tentative line went with the line
+    after the cap into one group of two lines under ``max_lines: 1``."""
+    ctx = FileContext({"file": "f"})
+    header = 'Exception in thread "main" java.lang.IllegalStateException: boom'
+    texts = [header, header, "\tat com.example.Foo.bar(Foo.java:12)"]
+    events = [LogEvent(text, "stdout", "2026-12-02T10:00:00Z", ctx) for text in texts]
+    grouper = MultilineGrouper(language_machine(["java"]), MultilineStats(), max_lines=1, max_bytes=1 << 20)
+    out = grouper.feed(events, ctx, 0.0) + grouper.flush(ctx)
+    assert [e.message for e in out] == texts

@@ -3,7 +3,7 @@
 import importlib.metadata
 import pathlib
 
-from logagent.conditions import re2_binding
+from logagent.user_regex import re2_binding
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

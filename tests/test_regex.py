@@ -6,9 +6,9 @@ import random
 
 import pytest
 import re2
-from logagent.conditions.re2_binding import UNANCHORED, compile_native
+from logagent.user_regex.re2_binding import UNANCHORED, compile_native
 
-from logagent.conditions.regex import RegexError, compile_regex, required_literal
+from logagent.user_regex import RegexError, compile_regex, required_literal
 
 
 @pytest.mark.parametrize(

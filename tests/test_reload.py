@@ -127,7 +127,7 @@ async def test_a_replaced_wiring_is_quiesced_once_its_deliveries_end_and_the_cha
 def test_filter_change_applies_to_lines_written_after_the_reload_exactly_once(tmp_path: Path) -> None:
     pods = tmp_path / "pods"
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
-    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")')
+    config = filter_config(tmp_path, pods, 'contains(string!(.message), "alpha")')
     out_path = tmp_path / "out.ndjson"
     with open(out_path, "ab") as out:
         agent = AgentProcess(config, out)
@@ -135,7 +135,7 @@ def test_filter_change_applies_to_lines_written_after_the_reload_exactly_once(tm
             agent.wait_for_log("started")
             append(log_file, [f"{tag} 1-{i}" for i in range(200) for tag in ("alpha", "beta")])
             wait_until(lambda: any(r["message"] == "alpha 1-199" for r in records(out_path)), "phase 1", agent=agent)
-            filter_config(tmp_path, pods, 'contains(.message, "beta")')
+            filter_config(tmp_path, pods, 'contains(string!(.message), "beta")')
             event = reload_and_wait(agent, "config reloaded")
             assert event["changes"] == {"transforms": {"changed": ["keep"]}}
             append(log_file, [f"{tag} 2-{i}" for i in range(200) for tag in ("alpha", "beta")])
@@ -151,7 +151,7 @@ def test_filter_change_applies_to_lines_written_after_the_reload_exactly_once(tm
 def test_invalid_or_restart_needing_config_is_rejected_and_the_pipeline_keeps_running(tmp_path: Path) -> None:
     pods = tmp_path / "pods"
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
-    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")',
+    config = filter_config(tmp_path, pods, 'contains(string!(.message), "alpha")',
                            extra_top="api: {address: '127.0.0.1:0'}\n")
     config.write_text(config.read_text().replace("api: {enabled: false}\n", ""))
     good = config.read_text()
@@ -185,7 +185,7 @@ def test_invalid_or_restart_needing_config_is_rejected_and_the_pipeline_keeps_ru
 def test_a_sink_that_cannot_start_fails_the_reload_and_changes_nothing(tmp_path: Path) -> None:
     pods = tmp_path / "pods"
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
-    config = filter_config(tmp_path, pods, 'contains(.message, "alpha")')
+    config = filter_config(tmp_path, pods, 'contains(string!(.message), "alpha")')
     good = config.read_text()
     bad_ca = tmp_path / "ca.pem"
     bad_ca.write_text("not a certificate")
@@ -195,14 +195,14 @@ def test_a_sink_that_cannot_start_fails_the_reload_and_changes_nothing(tmp_path:
         try:
             agent.wait_for_log("started")
             config.write_text(
-                good.replace('contains(.message, "alpha")', 'contains(.message, "beta")')
+                good.replace('contains(string!(.message), "alpha")', 'contains(string!(.message), "beta")')
                 + f"  ship: {{type: http, inputs: [keep], uri: 'https://127.0.0.1:9/', tls: {{ca_file: {bad_ca}}}}}\n"
             )
             event = reload_and_wait(agent, "config reload failed")
             assert event["error"].startswith("sinks.ship.tls.ca_file: cannot load")
             append(log_file, ["alpha after", "beta after"])
             wait_until(lambda: [r["message"] for r in records(out_path)] == ["alpha after"], "old pipeline", agent=agent)
-            config.write_text(good.replace('contains(.message, "alpha")', 'contains(.message, "beta")'))
+            config.write_text(good.replace('contains(string!(.message), "alpha")', 'contains(string!(.message), "beta")'))
             reload_and_wait(agent, "config reloaded")
             append(log_file, ["alpha again", "beta again"])
             wait_until(lambda: [r["message"] for r in records(out_path)][-1:] == ["beta again"], "new pipeline", agent=agent)
@@ -273,7 +273,7 @@ def configmap_dir(root: Path) -> tuple[Path, callable]:  # type: ignore[valid-ty
 def test_watch_config_follows_a_configmap_symlink_swap(tmp_path: Path) -> None:
     pods = tmp_path / "pods"
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
-    alpha = filter_config(tmp_path, pods, 'contains(.message, "alpha")').read_text()
+    alpha = filter_config(tmp_path, pods, 'contains(string!(.message), "alpha")').read_text()
     beta = alpha.replace('"alpha"', '"beta"')
     config, publish = configmap_dir(tmp_path / "configmap")
     publish(alpha)
@@ -313,7 +313,7 @@ def kube_config_text(tmp_path: Path, kubeconfig: Path, pods: Path, *, namespaces
         "sources:\n"
         f"  pods: {{type: kubernetes_logs, log_dir: {pods}, insert_node_fields: false,"
         f" insert_namespace_fields: {str(namespaces).lower()}, rescan_interval_secs: 1}}\n"
-        f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(.message, \"{keep}\")'}}\n"
+        f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(string!(.message), \"{keep}\")'}}\n"
         "sinks:\n  out: {type: console, inputs: [keep]}\n"
     )
 
@@ -398,7 +398,7 @@ async def test_reload_during_an_http_outage_loses_nothing(tmp_path: Path) -> Non
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
 
     def write_config(keep: str, max_events: int) -> Path:
-        transforms = f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(.message, \"{keep}\")'}}\n"
+        transforms = f"transforms:\n  keep: {{type: filter, inputs: [pods], condition: 'contains(string!(.message), \"{keep}\")'}}\n"
         sink = http_sink(receiver.url, token_file).replace("inputs: [pods]", "inputs: [keep]")
         return offline_config(tmp_path, pods, extra=transforms, sink=sink.replace("max_events: 500", f"max_events: {max_events}"))
 

@@ -329,7 +329,7 @@ def test_a_reload_adding_an_unhealthy_sink_fails_when_healthy_sinks_are_required
 
     pods = tmp_path / "pods"
     log_file = pods / "ns_pod_uid-1" / "app" / "0.log"
-    config = filter_config(tmp_path, pods, 'contains(.message, "a")', extra_top="healthchecks: {require_healthy: true}\n")
+    config = filter_config(tmp_path, pods, 'contains(string!(.message), "a")', extra_top="healthchecks: {require_healthy: true}\n")
     good = config.read_text()
     out_path = tmp_path / "out.ndjson"
     with open(out_path, "ab") as out:

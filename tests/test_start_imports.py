@@ -63,7 +63,7 @@ def test_a_console_only_config_imports_none_of_the_optional_libraries(tmp_path: 
     assert [f"{name} ({why})" for name, why in OPTIONAL.items() if loaded(modules, name)] == []
 
 
-def test_a_filter_without_regexes_loads_no_re2_and_a_match_does(tmp_path: Path) -> None:
+def test_a_filter_without_regexes_loads_no_re2_and_a_match_needing_it_does(tmp_path: Path) -> None:
     log_dir = tmp_path / "pods"
     write_lines(log_dir)
     transforms = "transforms:\n  keep: {{type: filter, inputs: [pods], condition: '{}'}}\n"
@@ -72,7 +72,10 @@ def test_a_filter_without_regexes_loads_no_re2_and_a_match_does(tmp_path: Path) 
     config = tmp_path / "filter.yaml"
     config.write_text(plain.replace("sinks:\n", transforms.format('.stream == "stdout"') + "sinks:\n"))
     assert not loaded(modules_after_run(config), "re2")
-    config.write_text(plain.replace("sinks:\n", transforms.format("match(.message, r''^h'')") + "sinks:\n"))
+    # a pattern without repetition runs on re for ASCII texts: RE2 only when a search needs it
+    config.write_text(plain.replace("sinks:\n", transforms.format("match!(.message, r''^h'')") + "sinks:\n"))
+    assert not loaded(modules_after_run(config), "re2")
+    config.write_text(plain.replace("sinks:\n", transforms.format("match!(.message, r''^h.*o$'')") + "sinks:\n"))
     assert loaded(modules_after_run(config), "re2")
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from logagent.acks import AckGroup, Batch
 from logagent.config import ConfigError, parse_config
-from logagent.event import FileContext, LogEvent
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent
 from logagent.transforms.dedupe import DedupeTransform
 from logagent.transforms.dedupe_config import DedupeConfig
 
@@ -43,9 +43,10 @@ def record(message: str | None = "m", timestamp: str | None = "t1", ctx: FileCon
 
 
 def kept(transform: DedupeTransform, events: list[LogEvent]) -> list[int]:
-    """Indices of the records passed on."""
+    """Indices of the records passed on (the batch promises one context when the source would)."""
     done: list[bool] = []
-    out = transform.process(Batch(events, [AckGroup(on_done=lambda: done.append(True))], 10, None))
+    shared = events[0].ctx if events and all(e.ctx is events[0].ctx and e.fields is None for e in events) else None
+    out = transform.process(Batch(events, [AckGroup(on_done=lambda: done.append(True))], 10, shared))
     passed = {id(e) for _, b in out for e in b.events}
     for _, b in out:
         b.release()
@@ -159,4 +160,99 @@ def test_batches_give_the_verdicts_of_one_record_at_a_time(batches: list[list[in
                 reference.popitem(last=False)
             expected.append(index)
         assert kept(dd, [record(str(v)) for v in values]) == expected
-        assert [entry[0] for entry in dd._cache] == list(reference)
+        assert dd.cached_entries() == [dd.entries.entry(record(key)) for key in reference]
+
+
+# -- the bulk path against record by record -----------------------------------------------------
+
+TEXTS = st.sampled_from(["a", "b", "a\x1fb", "", "t1", "t2"])
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_joined_values_are_not_confused(together: bool) -> None:
+    """stream "a<US>b" + message "c" is not stream "a" + message "b<US>c", in one batch or apart."""
+    dd = make(fields={"match": ["stream", "message", "timestamp"]})
+    first, second = LogEvent("c", "a\x1fb", "t", CTX), LogEvent("b\x1fc", "a", "t", CTX)
+    if together:
+        assert kept(dd, [first, second]) == [0, 1]
+    else:
+        assert kept(dd, [first]) == [0] and kept(dd, [second]) == [0]
+    assert kept(dd, [LogEvent("c", "a\x1fb", "t", CTX), LogEvent("b\x1fc", "a", "t", CTX)]) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(match=st.lists(st.sampled_from(["message", "timestamp", "stream", "host", "file", "v"]), max_size=4),
+       rows=st.lists(st.tuples(st.one_of(st.none(), TEXTS), st.one_of(st.none(), TEXTS), st.one_of(st.none(), TEXTS),
+                               st.booleans()), min_size=1, max_size=8))
+def test_a_batch_read_column_wise_gives_each_record_its_own_entry(
+        match: list[str], rows: list[tuple[str | None, str | None, str | None, bool]]) -> None:
+    """The columns of a one-context batch equal the records' entries made one by one."""
+    dd = make(fields={"match": match} if match else None)
+    ctx = CTX if rows[0][3] else OTHER
+    events = [LogEvent(message if message is not None else "m", stream, timestamp, ctx)
+              for timestamp, message, stream, _ in rows]
+    columns = dd.entries.columns(Batch(events, [], 0, ctx))
+    if columns is not None:
+        prefix, indexes, rests = columns
+        assert [(prefix, i, r) for i, r in zip(indexes, rests)] == [dd.entries.entry(e) for e in events]
+
+
+WITHOUT_FILE = FileContext({k: v for k, v in CTX.fields.items() if k != "file"})
+
+
+def shaped(m: int, t: int, shape: int) -> LogEvent:
+    """0, 1: a record of file CTX, OTHER; 2: of CTX with its own fields; 3: CTX's file in its own fields;
+    4: a merged object's record (parse_json into .); 5: the message dropped, a number in its fields;
+    6: a compared field the context lacks in its own fields."""
+    if shape == 3:
+        return LogEvent(f"m{m}", "stdout", f"t{t}", WITHOUT_FILE, False, {"file": CTX.fields["file"]})
+    if shape == 4:
+        text = f'{{"m":{m},"host":"h"}}' if m % 2 else f'{{"m":{m}}}'
+        return LogEvent(text, "stdout", f"t{t}", CTX, False, MERGED_MESSAGE)
+    if shape == 5:
+        return LogEvent(None, "stdout", f"t{t}", CTX, False, {"message": m})
+    own = {2: {"extra": 1}, 6: {"host": "h"}}.get(shape)
+    return LogEvent(f"m{m}", "stdout", f"t{t}", OTHER if shape == 1 else CTX, False, own)
+
+
+@settings(max_examples=400, deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 6)), max_size=10),
+                        max_size=10),
+       capacity=st.integers(1, 8), promise=st.booleans())
+def test_mixed_batches_give_the_verdicts_of_one_record_at_a_time(
+        batches: list[list[tuple[int, int, int]]], capacity: int, promise: bool) -> None:
+    """Messages, timestamps (the index), files, own fields, merged objects mixed: Vector's LRU, one by one."""
+    dd = make(cache={"num_events": capacity}, fields={"match": ["message", "timestamp", "file", "host"]})
+    reference: OrderedDict[tuple[Any, ...], LogEvent] = OrderedDict()
+    for rows in batches:
+        events = [shaped(*row) for row in rows]
+        expected = []
+        for index, event in enumerate(events):
+            key = (event.get("message"), event.timestamp, event.get("file"), event.get("host"))
+            if key in reference:
+                reference.move_to_end(key)
+                continue
+            reference[key] = event
+            if len(reference) > capacity:
+                reference.popitem(last=False)
+            expected.append(index)
+        if promise and events and {row[2] for row in rows} == {2}:  # what parse_json into a key promises
+            batch = Batch(events, [AckGroup()], 10, None, (CTX, frozenset({"extra"})))
+            out = dd.process(batch)
+            assert [i for i, e in enumerate(events) if any(e is o for _, b in out for o in b.events)] == expected
+        else:
+            assert kept(dd, events) == expected
+        assert [dd.entries.entry(event) for event in reference.values()] == dd.cached_entries()
+        assert dd.cached == len(reference)
+
+
+def test_memory_follows_the_cache_not_every_file_ever_seen() -> None:
+    """Entries held stay within about twice the cache; the files' prefixes within those the cache uses."""
+    dd = make(cache={"num_events": 100})
+    for n in range(3000):
+        ctx = FileContext({"file": f"/var/log/pods/ns_p{n}_uid/c/0.log", "host": f"h{n}"})
+        events = [LogEvent(f"m{i}", "stdout", f"t{n}.{i}", ctx) for i in range(7)]
+        assert kept(dd, events) == list(range(7))
+        assert dd._cache.held <= 2 * 100 + 7
+        assert dd.entries.prefixes <= max(64, 2 * (100 // 7 + 2)) + 1
+    assert dd.cached == 100

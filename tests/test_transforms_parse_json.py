@@ -10,14 +10,16 @@ import msgspec
 import pytest
 
 from logagent.acks import AckGroup, Batch
-from logagent.conditions import compile_condition
 from logagent.config import ConfigError, parse_config
 from logagent.encoding import encode_json, encode_ndjson, encode_ndjson_parts, encode_text
-from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields, resolved
 from logagent.sinks.http.records import encode_record
 from logagent.transforms.filter import FilterConfig, FilterTransform
 from logagent.transforms.parse_json import ParseJsonConfig, ParseJsonTransform
+from logagent.transforms.remap import RemapTransform
+from logagent.transforms.remap_config import RemapConfig
 from logagent.transforms.route import RouteConfig, RouteTransform
+from logagent.vrl.condition import compile_condition
 
 TS = "2026-12-02T10:00:00.000000001Z"
 FILE = "/var/log/pods/ns_web-0_uid/app/0.log"
@@ -556,3 +558,14 @@ def test_a_batch_of_objects_keeps_its_context_promise_for_other_keys() -> None:
                                                                  "web": '.kubernetes.pod_name == "web-0"'}))
     routed = {port: [e.message for e in b.events] for port, b in route.process(got)}
     assert routed == {"err": [texts[0], texts[2]], "web": [texts[0], texts[2]]}
+
+
+def test_parse_json_and_remap_write_a_changed_context_key_the_same_way() -> None:
+    """One set of rules (``record_fields``): the key moves into the record, one derived context for both."""
+    ctx = FileContext({"file": FILE, "level": "from the context", "kubernetes": {"pod_name": "web-0"}})
+    parsed = run(transform("level"), [event('{"n": 1}', ctx)])[0]
+    remap = RemapTransform("r", RemapConfig(inputs=["in"], source='.level = parse_json!(string!(.message))'))
+    remapped = run(remap, [event('{"n": 1}', ctx)])[0]  # type: ignore[arg-type]
+    assert parsed.ctx is remapped.ctx and "level" not in parsed.ctx.fields
+    assert resolved(parsed.fields, parsed.message) == resolved(remapped.fields, remapped.message) == {"level": {"n": 1}}
+    assert encode_json(parsed) == encode_json(remapped)

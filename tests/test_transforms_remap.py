@@ -113,3 +113,73 @@ def test_timestamp_is_a_timestamp_and_written_back_as_rfc3339() -> None:
 def test_unsupported_options_are_refused_by_name(options: dict, key: str) -> None:
     with pytest.raises(ValueError, match=f"^{key}: "):
         RemapConfig(inputs=["p"], source=".a = 1", **options).validate()  # type: ignore[arg-type]
+
+
+# -- records as Vector's remap emits them, checked against Vector's VRL (vrl-python) ----------------------------
+
+#: vrl-python takes no timestamp values: the kubelet's text becomes one first, as Vector's source gives it
+_TIMESTAMP_PROLOGUE = 'if exists(.timestamp) { .timestamp = parse_timestamp(.timestamp, "%+") ?? .timestamp }\n'
+
+
+def vector_output(source: str, record: dict) -> list[dict]:
+    """The records Vector's remap emits for ``record`` (legacy namespace; a runtime error passes it unchanged)."""
+    vrl_python = pytest.importorskip("vrl_python")
+    from logagent.vrl.timestamps import format_rfc3339
+    from logagent.vrl.value import Timestamp
+    from tests.vrl_oracle import vrl_value
+
+    def text(value: object) -> object:
+        if type(value) is tuple:
+            return format_rfc3339(Timestamp(value[1]))
+        if type(value) is dict:
+            return {k: text(v) for k, v in value.items()}
+        if type(value) is list:
+            return [text(v) for v in value]
+        return value
+
+    try:
+        root = text(vrl_value(vrl_python.VRLRuntime().execute(_TIMESTAMP_PROLOGUE + source, record).processed_event))
+    except RuntimeError:
+        return [record]
+    if type(root) is dict:
+        return [root]
+    if type(root) is list:
+        return [item if type(item) is dict else {"message": item} for item in root]
+    return [{"message": root}]
+
+
+VECTOR_SHAPES = [
+    # the event replaced by a value that is not an object: an array is one record per item, anything else the message
+    ". = parse_json!(.message)",
+    '. = [{"n": 1}, {"n": 2, "timestamp": .timestamp}, "text"]',
+    ". = .message\n.after = 1",
+    '. = "only " + string!(.message)',
+    # the record's timestamp, stream and truncation may hold any value, as in Vector
+    ".timestamp = to_unix_timestamp!(.timestamp)",
+    ".timestamp = null\n.stream = 5\n.truncated = false",
+    '.timestamp, err = parse_timestamp(.message, "%Y")',
+    'del(.timestamp)\n.timestamp = .stream',
+]
+SHAPE_MESSAGES = ['[{"a": 1}, 2, null, "x"]', '"text"', "[]", '{"b": 1, "timestamp": "x"}', "null", "2026"]
+
+
+@pytest.mark.parametrize("source", VECTOR_SHAPES)
+def test_records_are_vectors_for_any_event_value(source: str) -> None:
+    out, batches, released = run(transform(source), SHAPE_MESSAGES)
+    ctx = context()
+    expected = [r for m in SHAPE_MESSAGES for r in vector_output(source, {**ctx.fields, "message": m, "stream": "stdout",
+                                                                          "timestamp": STAMP})]
+    assert out.get("", []) == expected
+    release_all(batches)
+    assert released == [1]
+
+
+def test_a_non_string_timestamp_is_read_back_by_later_components() -> None:
+    t = transform(".timestamp = to_unix_timestamp!(.timestamp)\n.stream = null")
+    ctx = context()
+    (_, batch), = t.process(Batch([LogEvent("m", "stdout", STAMP, ctx)], [AckGroup()], 10))
+    event = batch.events[0]
+    assert event.get("timestamp") == 1796205600 and event.timestamp is None
+    assert event.get("stream") is None and event.has("stream") and event.to_dict()["stream"] is None
+    (_, again), = transform(".seen = .timestamp").process(Batch([event], [AckGroup()], 10))
+    assert json.loads(encode_json(again.events[0]))["seen"] == 1796205600

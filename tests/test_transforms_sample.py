@@ -1,4 +1,5 @@
-"""sample against Vector's documented behaviour: rate, ratio, key_field hashing, group_by, exclude, sample_rate_key."""
+"""sample against Vector's documented behaviour: rate, ratio, key_field hashing, group_by, exclude, sample_rate_key,
+ratio_field and rate_field."""
 
 from __future__ import annotations
 
@@ -180,7 +181,10 @@ def test_numbers_are_written_as_vector_writes_them(value: Any, text: str) -> Non
     ({"rate": 2, "key_field": "a..b"}, "transforms.t.key_field:"),
     ({"rate": 2, "sample_rate_key": "message"}, "transforms.t.sample_rate_key:"),
     ({"rate": 2, "exclude": ".a =="}, "transforms.t.exclude: line 1"),
-    ({"rate": 2, "rate_field": "x"}, "transforms.t.rate_field: unknown key"),
+    ({"rate": 2, "rate_field": "x", "ratio_field": "y"}, "transforms.t.ratio_field: give either ratio_field or"),
+    ({"rate": 2, "rate_field": "x", "key_field": "y"}, "transforms.t.key_field: cannot be combined with ratio_field"),
+    ({"rate": 2, "ratio_field": "a..b"}, "transforms.t.ratio_field:"),
+    ({"ratio_field": "x"}, "transforms.t.rate: exactly one of rate or ratio"),  # the static fallback is required
 ])
 def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> None:
     body = json.dumps({"type": "sample", "inputs": ["pods"], **options})
@@ -189,3 +193,88 @@ def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> No
     with pytest.raises(ConfigError) as caught:
         parse_config(text, {})
     assert str(caught.value).startswith(message), str(caught.value)
+
+
+# -- ratio_field / rate_field: a record's own ratio or rate ------------------------------------------------
+
+
+def own(value: Any, service: str = "a", n: int = 0) -> LogEvent:
+    fields = {"service": service} if value is _NONE else {"service": service, "dyn": value}
+    return LogEvent(f"line {n}", "stdout", "2026-12-02T10:00:00Z", context(), False, fields)
+
+
+_NONE = object()
+
+
+@pytest.mark.parametrize(("field", "value", "label"), [
+    ("ratio_field", 1.0, "1"), ("ratio_field", 1, "1"), ("ratio_field", "1", "1"), ("ratio_field", "1.0", "1"),
+    ("rate_field", 1, "1"), ("rate_field", "1", "1"), ("rate_field", "+1", "1"),
+])
+def test_a_records_own_value_overrides_the_static_settings(field: str, value: Any, label: str) -> None:
+    """Vector's tests: a ratio or rate of 1 keeps the record whatever the static setting, labelled with it."""
+    smp = make(rate=1_000_000, **{field: "dyn"})
+    kept = run(smp, [own("x", n=0), own(value, n=1)])  # the first record takes the static counter's one
+    assert numbers(kept) == [0, 1]
+    assert kept[1].get("sample_rate") == label and kept[0].get("sample_rate") == "1000000"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("ratio_field", _NONE), ("ratio_field", None), ("ratio_field", 0), ("ratio_field", 0.0), ("ratio_field", 1.5),
+    ("ratio_field", -0.5), ("ratio_field", "abc"), ("ratio_field", " 0.5"), ("ratio_field", "0_5"),
+    ("ratio_field", True), ("ratio_field", "nan"), ("ratio_field", {"a": 1}),
+    ("rate_field", _NONE), ("rate_field", 0), ("rate_field", -3), ("rate_field", 2.0), ("rate_field", "2.0"),
+    ("rate_field", "0x10"), ("rate_field", " 3"), ("rate_field", True), ("rate_field", "0"),
+    ("rate_field", str(1 << 64)), ("rate_field", 1 << 63),
+])
+def test_without_a_valid_own_value_the_static_settings_apply(field: str, value: Any) -> None:
+    """Missing or invalid (Vector's rules: floats are no rate, strings parse as Rust parses numbers): static."""
+    smp = make(rate=3, **{field: "dyn"})
+    kept = run(smp, [own(value, n=i) for i in range(7)])
+    assert numbers(kept) == [0, 3, 6] and {e.get("sample_rate") for e in kept} == {"3"}
+
+
+@pytest.mark.parametrize(("field", "values", "low", "high"), [
+    ("ratio_field", [0.25, 0.75], (80, 220), (300, 450)),
+    ("ratio_field", ["0.25", "0.75"], (80, 220), (300, 450)),
+    ("rate_field", [2, 3], (220, 380), (130, 280)),
+])
+def test_mixed_own_values_are_kept_at_their_rates(field: str, values: list[Any], low: tuple[int, int],
+                                                 high: tuple[int, int]) -> None:
+    """Vector's tests: one group, two values alternating; each kept at about its own rate."""
+    smp = make(rate=1_000_000, group_by="{{ service }}", **{field: "dyn"})
+    per_value = 500 if field == "ratio_field" else 600
+    events = [own(values[i % 2], "service-a", i) for i in range(2 * per_value)]
+    kept = run(smp, events)
+    counts = [sum(1 for e in kept if e.get("dyn") == value) for value in values]
+    assert low[0] <= counts[0] < low[1] and high[0] <= counts[1] < high[1], counts
+    labels = {e.get("dyn"): e.get("sample_rate") for e in kept}
+    assert labels == {value: number_text(float(value)) if field == "ratio_field" else str(value) for value in values}
+
+
+@pytest.mark.parametrize(("field", "value"), [("ratio_field", 0.5), ("rate_field", 2)])
+def test_each_group_has_its_own_counter(field: str, value: Any) -> None:
+    """Vector's tests: two services interleaved are each kept at about the rate; and a group's verdicts do not
+    depend on the other group's records."""
+    smp = make(rate=1_000_000, group_by="{{ service }}", **{field: "dyn"})
+    events = [own(value, service, i) for i in range(200) for service in ("service-a", "service-b")]
+    kept = run(smp, events)
+    per_service = {s: [e for e in kept if e.get("service") == s] for s in ("service-a", "service-b")}
+    assert all(60 <= len(v) < 140 for v in per_service.values()), {s: len(v) for s, v in per_service.items()}
+    alone = run(make(rate=1_000_000, group_by="{{ service }}", **{field: "dyn"}),
+                [own(value, "service-a", i) for i in range(200)])
+    assert numbers(alone) == numbers(per_service["service-a"])
+
+
+def test_records_with_and_without_an_own_value_keep_separate_counters() -> None:
+    """Records falling back to the static rate are counted apart from those decided by their own value."""
+    smp = make(rate=2, rate_field="dyn")
+    events = [own(1 if i % 3 else _NONE, n=i) for i in range(12)]  # 0, 3, 6, 9 have none
+    kept = run(smp, events)
+    assert [n for n in numbers(kept) if n % 3 == 0] == [0, 6]  # the static counter saw 0, 3, 6, 9
+    assert [n for n in numbers(kept) if n % 3] == [n for n in range(12) if n % 3]  # rate 1: all
+
+
+def test_excluded_records_advance_no_counter_and_get_no_rate() -> None:
+    smp = make(rate=1_000_000, rate_field="dyn", exclude='.service == "skip"')
+    kept = run(smp, [own(1, "skip", 0), own(1, "a", 1)])
+    assert numbers(kept) == [0, 1] and kept[0].get("sample_rate") is None and kept[1].get("sample_rate") == "1"

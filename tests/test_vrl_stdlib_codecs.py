@@ -64,6 +64,10 @@ def test_get_env_var(monkeypatch):
     same("get_env_var", "H22B_MISSING")
 
 
+def test_get_hostname():
+    assert same("get_hostname")[0] == "ok"
+
+
 @pytest.mark.parametrize("left, right", [(1, 1), (1, 1.0), (True, 1), ("a", "a"), ([1, {"a": None}], [1, {"a": None}]),
                                          ("a\"b\n", [1, 2.5, "x", None, True, {"b": 1, "a": Timestamp(100_000_000)}, Regex("a.b")]),
                                          ({}, {}), ([], {})], ids=repr)

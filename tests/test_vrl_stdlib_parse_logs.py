@@ -61,3 +61,38 @@ def test_parse_nginx_log(fmt, text):
 
 def test_parse_nginx_log_format_is_an_enum():
     assert same("parse_nginx_log", "x", "apache")[0] == "compile"
+
+
+APACHE = [
+    *(("common", text) for text in COMMON),
+    ("combined", '127.0.0.1 bob frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 "http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'),
+    ("combined", '224.92.49.50 bob frank [25/Feb/2021:12:44:08 +0000] "PATCH /one-to-one HTTP/1.1" 401 84170 - -'),
+    ("combined", '10.0.0.2 - - [02/Dec/2026:10:00:01 +0000] "POST /o?id=7 HTTP/2.0" 503 19 "-" "-"'),
+    ("combined", '1.2.3.4 - - [02/Dec/2026:10:00:01 +0000] "GET / HTTP/1.1" 200 5 "a \\"b\\"" "c" trailing text'),
+    ("combined", '127.0.0.1 bob frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326'),
+    ("error", "[01/Mar/2021:12:00:19 +0000] [ab:alert] [pid 4803:tid 3814] [client 147.159.108.175:24259] I'll bypass it!"),
+    ("error", "[01/Mar/2021:12:00:19 +0000] [ab:alert] [pid 4803:tid 3814] [client eda7:35d:3ceb:ef1e:2133:e7bf:116e:24cc:24259] v6"),
+    ("error", "[Wed Oct 11 14:32:52 2000] [core:info] [pid 1234] [client 1.2.3.4:5678] AH00128: File does not exist: /x, referer http://a/b"),
+    ("error", "- - - - -"),
+    ("error", "[01/Mar/2021:12:00:19 +0000] [ab:alert] [pid x:tid 3] [client 1.2.3.4:5] bad pid"),
+    ("error", "just text"),
+]
+
+
+@pytest.mark.parametrize("fmt, text", APACHE)
+def test_parse_apache_log(fmt, text):
+    same("parse_apache_log", text, fmt)
+
+
+@pytest.mark.parametrize("text", [
+    "[Fri Sep 09 10:42:29.902022 2011] [core:error] [pid 35708:tid 4328636416] [client 72.15.99.187] File does not exist: /f.ico",
+    "[Wed Oct 11 14:32:52.123456 2000] [proxy:error] [pid 1234:tid 5678] (111)Connection refused: AH00957: HTTP: attempt failed",
+    "[Wed Oct 11 14:32:52 2000] [-:warn] [pid 1] [client 1.2.3.4:5] msg, referer http://a/",
+])
+def test_parse_apache_log_threaded_error_format(text):
+    same("parse_apache_log", text, "error", "%a %b %d %H:%M:%S%.f %Y")
+
+
+def test_parse_apache_log_format_is_a_required_enum():
+    assert same("parse_apache_log", "x", "nginx")[0] == "compile"
+    assert same("parse_apache_log", "x")[0] == "compile"

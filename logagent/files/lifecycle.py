@@ -43,7 +43,7 @@ Key = tuple[int, int]
 class FileState:
     """The tailer's per-file state (``TailedFile.state``)."""
 
-    __slots__ = ("reader", "acks", "seq", "queued", "gone_since", "deleted", "closed")
+    __slots__ = ("reader", "acks", "seq", "queued", "cooling", "read_after", "gone_since", "deleted", "closed")
 
     def __init__(self, reader: FileReader, acks: FileAcks, seq: int) -> None:
         self.reader = reader
@@ -52,6 +52,10 @@ class FileState:
         self.seq = seq
         #: in the tailer's ready queue
         self.queued = False
+        #: waiting for its read cooldown to end (``files/ready.py``)
+        self.cooling = False
+        #: from when a notification may make it ready again (monotonic; ``files/ready.py``)
+        self.read_after = float("-inf")
         self.gone_since: float | None = None
         self.deleted = False
         self.closed = False
@@ -62,11 +66,14 @@ class FileTable:
 
     def __init__(self, config: TailerConfig, log_dir: str, ledger: AckLedger, *,
                  mark_ready: Callable[[TailedFile], None],
-                 restart: Callable[[TailedFile, str], None]) -> None:
+                 restart: Callable[[TailedFile, str], None],
+                 mark_changed: Callable[[TailedFile], None] | None = None) -> None:
         self.config = config
         self.log_dir = log_dir
         self.ledger = ledger
         self._mark_ready = mark_ready
+        #: a notification named an open file that grew (default: ready at once)
+        self._mark_changed = mark_changed or mark_ready
         self._restart = restart
         self.filter = PathFilter(log_dir, config.include_paths_glob_patterns, config.exclude_paths_glob_patterns)
         self.files: dict[Key, TailedFile] = {}
@@ -221,14 +228,15 @@ class FileTable:
         self._pending_dirs.add(directory)
 
     def on_changes(self, changes: set[tuple[int, str]]) -> None:
+        by_path, changed = self.by_path, self._mark_changed
         for change, path in changes:
+            f = by_path.get(path)
+            if f is not None and change == MODIFIED:  # the common change: an open file grew
+                changed(f)
+                continue
             depth = depth_below(self.log_dir, path)
             if depth == FILE_DEPTH:
-                f = self.by_path.get(path)
-                if f is not None and change == MODIFIED:
-                    self._mark_ready(f)
-                else:
-                    self._pending_paths.add(path)
+                self._pending_paths.add(path)
             elif 0 <= depth < FILE_DEPTH:
                 if change == DELETED:
                     prefix = path.rstrip(os.sep) + os.sep

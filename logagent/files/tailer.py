@@ -15,10 +15,8 @@ bytes change, is read again from 0.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -29,39 +27,13 @@ from logagent.files.config import TailerConfig
 from logagent.files.ledger import AckLedger
 from logagent.files.lifecycle import FileState, FileTable
 from logagent.files.model import Chunk, TailedFile
+from logagent.files.ready import ReadyQueue
 
 log = structlog.get_logger(__name__)
 
 Emit = Callable[[Chunk], Awaitable[None]]
 
 _GONE_CHECK_SECS = 0.25
-
-
-class ReadyQueue:
-    """Files with something to do, served round-robin (or oldest first)."""
-
-    def __init__(self, oldest_first: bool, wake: asyncio.Event) -> None:
-        self._oldest_first = oldest_first
-        self._wake = wake
-        self._files: deque[TailedFile] = deque()
-
-    def add(self, f: TailedFile) -> None:
-        state: FileState = f.state
-        if not state.queued and not state.closed:
-            state.queued = True
-            self._files.append(f)
-            self._wake.set()
-
-    def pop(self) -> TailedFile | None:
-        if not self._files:
-            return None
-        if self._oldest_first:
-            f = min(self._files, key=lambda x: x.state.seq)
-            self._files.remove(f)
-        else:
-            f = self._files.popleft()
-        f.state.queued = False
-        return f
 
 
 class FileTailer:
@@ -73,10 +45,10 @@ class FileTailer:
         self.source_id = source_id
         self.log_dir = os.path.abspath(config.log_dir)
         self._wake = asyncio.Event()
-        self._ready = ReadyQueue(config.oldest_first, self._wake)
+        self._ready = ReadyQueue(config.oldest_first, self._wake, config.read_cooldown_ms / 1000)
         self._ledger = AckLedger(checkpoints, source_id, self._wake.set)
         self._table = FileTable(config, self.log_dir, self._ledger, mark_ready=self._ready.add,
-                                restart=self._restart_truncated)
+                                restart=self._restart_truncated, mark_changed=self._ready.changed)
         self._feed = ChangeFeed(config, self.log_dir, self._table, self._ready.add, self._wake,
                                 lambda changes: self._on_changes(changes))
         self._stopping = False
@@ -213,7 +185,7 @@ class FileTailer:
                 continue
             f = self._ready.pop()
             if f is None:
-                await self._sleep(_GONE_CHECK_SECS if table.gone else None)
+                await self._sleep(self._idle_timeout())
                 continue
             await self._read_turn(f)
             await asyncio.sleep(0)  # let notifications, acks and sinks run between turns
@@ -237,13 +209,24 @@ class FileTailer:
         self._ledger.wait_for_acks(False)
         self.checkpoints.try_flush()
 
+    def _idle_timeout(self) -> float | None:
+        """How long the main loop may sleep with nothing ready: until a cooling file is due, or a gone file's check."""
+        due = self._ready.due_in()
+        if self._table.gone:
+            return _GONE_CHECK_SECS if due is None else min(due, _GONE_CHECK_SECS)
+        return due
+
     async def _sleep(self, timeout: float | None) -> None:
         self._wake.clear()
         if timeout is None:
             await self._wake.wait()
-        else:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            return
+        # a timer that sets the event: cheaper than wait_for (a task per call), and the loop sleeps often
+        timer = asyncio.get_running_loop().call_later(timeout, self._wake.set)
+        try:
+            await self._wake.wait()
+        finally:
+            timer.cancel()
 
     # -- reading ------------------------------------------------------------------
 
@@ -282,6 +265,7 @@ class FileTailer:
             log.warning("cannot read log file; closing it", path=f.path, error=str(exc))
             await self._close(f, final=True)
             return
+        self._ready.turn_read(f, len(data))
         if not data:
             return
         self.bytes_read += len(data)

@@ -21,7 +21,13 @@ from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
 
 from logagent.event import FileContext, LogEvent
-from logagent.parsers.multiline_batch import extend_run, marked_positions, stream_tails
+from logagent.parsers.multiline_batch import (
+    carried_within_caps,
+    extend_run,
+    in_context,
+    marked_positions,
+    stream_tails,
+)
 from logagent.parsers.multiline_machine import Active, Machine
 
 DEFAULT_TIMEOUT_MS = 1000
@@ -275,10 +281,9 @@ class MultilineGrouper:
     def _try(self, events: list[LogEvent], candidates: list[tuple[int, int]]) -> list[tuple[int, Active]]:
         """(index, states) of the ``candidates`` (index, distance) that begin a group, in order.
 
-        The records of one distance are tried together (``StartTest.starts``:
-        one substring search per literal over them all); a marked record that
-        is empty or begins with whitespace meets only the rules that can take
-        such a line.
+        The records of one distance are tried together (``StartTest.starts``: one substring search per
+        literal over them all); a marked record that is empty or begins with whitespace meets only the
+        rules that can take such a line.
         """
         machine = self.machine
         by_class: dict[int, list[int]] = {}
@@ -339,6 +344,7 @@ class MultilineGrouper:
             self.stats.splits += 1
             carried, group.tentative = group.tentative, []
             self._finish(group, ctx, out)
+            carried = carried_within_caps(carried, event, self.max_lines, self.max_bytes, ctx, out)
             group = self._open[stream] = _Group(active, now)
             for line in carried:
                 group.add(line, True)
@@ -352,7 +358,7 @@ class MultilineGrouper:
     def _finish(self, group: _Group, ctx: FileContext, out: list[LogEvent]) -> None:
         lines = group.lines
         if len(lines) == 1:
-            out.append(_in_context(lines[0], ctx))
+            out.append(in_context(lines[0], ctx))
         elif lines:
             self.stats.records += 1
             self.stats.lines += len(lines)
@@ -367,14 +373,7 @@ class MultilineGrouper:
                 )
             )
         for line in group.tentative:
-            out.append(_in_context(line, ctx))
-
-
-def _in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
-    """``event`` as a record of ``ctx`` (its file's metadata may have changed while it was held)."""
-    if event.ctx is ctx:
-        return event
-    return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
+            out.append(in_context(line, ctx))
 
 
 def group_sizes(events: Sequence[LogEvent]) -> list[int]:

@@ -1,8 +1,9 @@
-"""What the multiline grouper reads off a batch of records: no state, no machine's tables.
+"""What the multiline grouper works out on a batch's records: no state, no machine's tables.
 
 The last records of each stream (the ones whose marked line may come with
-the next batch), the marked records when the parser did not list them, and
-the run of records a group's self-loop takes (the frames of a trace).
+the next batch), the marked records when the parser did not list them, the
+run of records a group's self-loop takes (the frames of a trace), the blank
+lines that go on with a group cut at a cap, a record in its file's context.
 """
 
 from __future__ import annotations
@@ -10,12 +11,30 @@ from __future__ import annotations
 from itertools import compress, count
 from operator import attrgetter, itemgetter
 
-from logagent.event import LogEvent
+from logagent.event import FileContext, LogEvent
 from logagent.parsers.multiline_machine import Machine, Search
 
 _STREAM = attrgetter("stream")
 _MESSAGE = attrgetter("message")
 _FIRST = itemgetter(slice(0, 1))
+
+
+def in_context(event: LogEvent, ctx: FileContext) -> LogEvent:
+    """``event`` as a record of ``ctx`` (its file's metadata may have changed while it was held)."""
+    if event.ctx is ctx:
+        return event
+    return LogEvent(event.message, event.stream, event.timestamp, ctx, event.truncated)
+
+
+def carried_within_caps(
+    carried: list[LogEvent], event: LogEvent, max_lines: int, max_bytes: int, ctx: FileContext, out: list[LogEvent]
+) -> list[LogEvent]:
+    """Of the blank lines a group cut at a cap was holding, those that go with ``event`` into the next
+    record as far as the caps allow; the older ones go to ``out`` as records of their own."""
+    room, size = max_lines - 1, len(event.message)
+    while carried and (len(carried) > room or size + sum(len(c.message) + 1 for c in carried) > max_bytes):
+        out.append(in_context(carried.pop(0), ctx))
+    return carried
 
 
 def extend_run(

@@ -15,7 +15,7 @@ A rule whose target is ``DONE`` completes the group with the line it takes.
 Patterns given by users (``start_pattern``, ``condition_pattern``) are
 compiled by :func:`compile_user_pattern` only, so the regex engine can be
 changed in one place. They are read in Vector's (Rust ``regex``) syntax,
-with RE2, the engine the conditions use (linear time).
+with RE2 through ``logagent.user_regex``, as VRL's regexes (linear time).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from logagent.conditions.regex import RegexError, compile_regex
 from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
 from logagent.parsers.multiline_starts import Active, StartTest
+from logagent.user_regex import RegexError, compile_regex
 
 #: the target of a rule that completes the group with the line it takes
 DONE = -1

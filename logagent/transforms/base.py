@@ -10,10 +10,13 @@ from __future__ import annotations
 import abc
 from itertools import compress, repeat
 from operator import attrgetter, eq, is_, not_
+from typing import TYPE_CHECKING
 
 from logagent.acks import Batch
-from logagent.conditions import Condition
 from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, LogEvent
+
+if TYPE_CHECKING:
+    from logagent.vrl.condition import Condition
 
 DEFAULT_OUTPUT = ""
 

@@ -1,6 +1,8 @@
 """The filter transform: keeps the records for which its condition is true.
 
-A condition is VRL text or one of Vector's mapping forms (``condition_text``).
+A condition is VRL text or one of Vector's mapping forms (``condition_text``),
+compiled by ``logagent.vrl.condition`` (imported when first needed: loading a
+config stays light).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from typing import Any
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions import ConditionSyntaxError, compile_condition
 from logagent.transforms.base import DEFAULT_OUTPUT, BatchCondition, Transform, estimate_bytes
 
 
@@ -46,9 +47,11 @@ def check_condition_option(key: str, value: VectorCondition) -> str:
         text = condition_text(value)
     except ValueError as exc:
         raise ValueError(f"{key}.{exc}") from None
+    from logagent.vrl.condition import VrlError, compile_condition  # noqa: PLC0415
+
     try:
         compile_condition(text)
-    except ConditionSyntaxError as exc:
+    except VrlError as exc:
         raise ValueError(f"{key if isinstance(value, str) else key + '.source'}: {exc}") from None
     return text
 
@@ -65,6 +68,8 @@ class FilterTransform(Transform):
     kind = "filter"
 
     def __init__(self, component_id: str, config: FilterConfig) -> None:
+        from logagent.vrl.condition import compile_condition  # noqa: PLC0415
+
         super().__init__(component_id)
         self.condition = compile_condition(condition_text(config.condition))
         self._batch_condition = BatchCondition(self.condition)

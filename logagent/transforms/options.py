@@ -15,7 +15,6 @@ from typing import Literal
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions import ConditionSyntaxError, compile_condition
 from logagent.sinks.templates import FieldPath, TemplateError, compile_template, parse_field_path
 from logagent.transforms.base import BatchCondition
 
@@ -39,9 +38,11 @@ def check_condition(key: str, option: ConditionOption | None) -> None:
     """Raise ``ValueError("<key>: <why>")`` if the condition does not compile."""
     if option is None:
         return
+    from logagent.vrl.condition import VrlError, compile_condition  # noqa: PLC0415  (loading a config stays light)
+
     try:
         compile_condition(condition_source(option))
-    except ConditionSyntaxError as exc:
+    except VrlError as exc:
         where = key if isinstance(option, str) else f"{key}.source"
         raise ValueError(f"{where}: {exc}") from None
 
@@ -66,6 +67,8 @@ def check_path(key: str, text: str | None) -> FieldPath | None:
 
 
 def batch_condition(option: ConditionOption | None) -> BatchCondition | None:
+    from logagent.vrl.condition import compile_condition  # noqa: PLC0415
+
     return None if option is None else BatchCondition(compile_condition(condition_source(option)))
 
 

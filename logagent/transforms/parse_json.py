@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions.paths import make_getter
 from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, FileContext, LogEvent, message_fields, resolve
 from logagent.sources.kubernetes_logs_config import split_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform
 from logagent.transforms.record_fields import Draft, blocked_keys
+from logagent.vrl.record_reads import record_reader
 
 _MESSAGE = attrgetter("message")
 _STREAM = attrgetter("stream")
@@ -106,7 +106,7 @@ class ParseJsonTransform(Transform):
         self.drop_field = config.drop_field
         #: records passed on unparsed, by reason
         self.errors: Counter[str] = Counter()
-        self._read = make_getter(self.field)
+        self._read = record_reader(self.field)
         self._from_message = self.field == ("message",)
         self._decode = msgspec.json.Decoder().decode
         # the common shapes, done without a Draft: the message into one new top-level key, or merged

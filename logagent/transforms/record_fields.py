@@ -1,12 +1,16 @@
-"""Editing one record's fields without changing shared data: what ``parse_json`` needs.
+"""Writing a record's fields without changing shared data: the one set of rules every transform follows.
 
 An event's record is its context's fields, its per-line keys and its own
-``fields`` (see :class:`logagent.event.LogEvent`). These helpers work on a
-*draft*: the message, the context and a fresh copy of the event's ``fields``,
-and keep the event's invariants: a key of the context that must change for one
-record moves into that record's ``fields`` and the record gets a context
-derived without it (cached in the original context's memo, so one per context
-and key), and nested dicts are copied along the changed path only.
+``fields`` (see :class:`logagent.event.LogEvent`). A context key that changes
+for one record moves into that record's ``fields`` and the record gets a
+context derived without it: :func:`context_without`, made once per context and
+key set (in the context's memo), whoever asks. :func:`record_event` makes the
+new event (its ``fields`` None when empty and the message is a string).
+
+Two ways in: a :class:`Draft` (``parse_json``, ``sample``) is edited path by
+path, nested dicts copied along the changed path only; the remap transform
+gives a whole new record (``remap_records.target_to_event``), compared with
+the context key by key.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class Draft:
         self.fields: dict[str, Any] = dict(resolved(event.fields, event.message)) if event.fields else {}
 
     def event(self, like: LogEvent) -> LogEvent:
-        """The edited record with ``like``'s stream, timestamp and truncation."""
+        """The edited record with ``like``'s stream, timestamp and truncation (as :func:`record_event` makes it)."""
         fields: dict[str, Any] | None = self.fields
         if not fields and self.message is not None:
             fields = None
@@ -43,10 +47,10 @@ class Draft:
         """Make top-level ``key`` editable in ``fields``; False when the record has no such key."""
         if key in self.fields:
             return True
-        if key in self.ctx.fields:
-            original = self.ctx
-            self.ctx = context_without(original, key)
-            self.fields[key] = original.fields[key]
+        ctx = self.ctx
+        if key in ctx.fields:
+            self.ctx = context_without(ctx, _ONE_KEY.get(key) or _one_key(key))
+            self.fields[key] = ctx.fields[key]
             return True
         return False
 
@@ -95,6 +99,19 @@ class Draft:
             fields[key] = value
 
 
+#: one-key sets, made once per key (a key set is hashed for each memo lookup; these keep their hash)
+_ONE_KEY: dict[str, frozenset[str]] = {}
+
+
+def _one_key(key: str) -> frozenset[str]:
+    keys = _ONE_KEY.get(key)
+    if keys is None:
+        keys = frozenset((key,))
+        if len(_ONE_KEY) < 4096:
+            _ONE_KEY[key] = keys
+    return keys
+
+
 def blocked_keys(ctx: FileContext) -> frozenset[str]:
     """Keys a merge into a record of ``ctx`` (with no per-record fields) must not add."""
     blocked = ctx.memo.get(_BLOCKED)
@@ -106,13 +123,23 @@ def blocked_keys(ctx: FileContext) -> frozenset[str]:
 _BLOCKED = ("record_fields.blocked",)
 
 
-def context_without(ctx: FileContext, key: str) -> FileContext:
-    """``ctx`` without top-level ``key``, made once per context and key."""
-    memo_key = ("record_fields.without", key)
+def context_without(ctx: FileContext, keys: frozenset[str]) -> FileContext:
+    """``ctx`` without the top-level ``keys``, made once per context and key set."""
+    memo_key = ("record_fields.without", keys)
     derived = ctx.memo.get(memo_key)
     if derived is None:
-        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k != key})
+        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k not in keys})
     return derived
+
+
+def record_event(message: str | None, stream: str | None, timestamp: str | None, ctx: FileContext,
+                 truncated: bool, own: dict[str, Any]) -> LogEvent:
+    """The event of a record: ``own`` (keys of this record alone, none of ``ctx``) None when it may be.
+
+    A record without a string message keeps ``own`` even when empty (its ``message`` key, when it has
+    one, is there).
+    """
+    return LogEvent(message, stream, timestamp, ctx, truncated, None if not own and message is not None else own)
 
 
 def _copy_without(value: Any, rest: Path) -> Any:

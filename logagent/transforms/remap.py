@@ -10,6 +10,7 @@ renames) runs once per ``FileContext``, not per record.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from typing import Any
 
@@ -17,8 +18,9 @@ from logagent.acks import Batch
 from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.parse_json import merged_record
+from logagent.transforms.remap_batch import ABORTED_REASON, RUNTIME_ERROR, EventsSource, new_events
 from logagent.transforms.remap_config import DROPPED, RemapConfig
-from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event
+from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event, vector_records
 from logagent.vrl.program import Aborted, compile_program
 from logagent.vrl.runtime import VrlRuntimeError
 
@@ -29,9 +31,7 @@ MERGE_IDIOMS = frozenset({
     ". = merge!(., parse_json!(string!(.message))) ?? .",
 })
 
-#: reasons of ``logagent_component_errors_total`` for remap
-RUNTIME_ERROR = "vrl_runtime_error"
-ABORTED = "aborted"
+ABORTED = ABORTED_REASON
 
 
 class RemapTransform(Transform):
@@ -45,6 +45,9 @@ class RemapTransform(Transform):
         self.events_dropped = 0
         self.last_error: str | None = None
         self._memo_key = ("remap", id(self))
+        self._batch_key = ("remap.batch", id(self))
+        #: field dicts shared by the records whose own fields are the same strings (``remap_fields``)
+        self._interned: dict[object, object] = {}
         paths = self.program.reads | self.program.writes
         self.context_only = self.program.pure and all(
             root == "." and segments and type(segments[0]) is str and segments[0] not in PER_LINE_KEYS
@@ -71,11 +74,33 @@ class RemapTransform(Transform):
                 return self._context_batch(batch, outcome)
         kept: list[LogEvent] = []
         dropped: list[LogEvent] = []
+        if self.program.batch is not None and not self.context_only:
+            ctx = _common_context(batch)
+            if ctx is not None:
+                source = EventsSource(events, ctx, self.timestamp_seen)
+                collecting = gc.isenabled()
+                gc.disable()  # a batch makes many short-lived containers: no collection looks at them
+                try:
+                    run = self.program.batch.run(source)
+                    outcomes = new_events(run, source, self._batch_key, self._interned)
+                finally:
+                    if collecting:
+                        gc.enable()
+                if not run.failed:  # every record made an event
+                    return self._outputs(batch, outcomes, dropped)
+                for event, outcome in zip(events, outcomes):
+                    if type(outcome) is LogEvent:
+                        kept.append(outcome)
+                    else:
+                        self._failed(event, outcome, kept, dropped)
+                return self._outputs(batch, kept, dropped)
         run = self._run_context if self.context_only else self._run_merge if self.merge_idiom else self._run_record
         for event in events:
             outcome = run(event) if event.fields is None or not self.context_only else self._run_record(event)
             if type(outcome) is LogEvent:
                 kept.append(outcome)
+            elif type(outcome) is list:  # the program's event was not an object: Vector's records of it
+                kept += outcome
             else:
                 self._failed(event, outcome, kept, dropped)
         return self._outputs(batch, kept, dropped)
@@ -89,7 +114,7 @@ class RemapTransform(Transform):
             target, stamp = event_to_target(event, self.timestamp_seen)
             _, target, _ = self.program.run(target)
             if type(target) is not dict:
-                raise VrlRuntimeError("the event root must be an object")
+                return [target_to_event(record, event) for record in vector_records(target)]
             return target_to_event(target, event, stamp, self.written)
         except VrlRuntimeError as exc:
             return (RUNTIME_ERROR, str(exc))
@@ -161,6 +186,17 @@ class RemapTransform(Transform):
             batch.acquire(len(produced) - 1)
         self.events_out += len(kept)
         return [(name, Batch(events, batch.acks, estimate_bytes(batch, len(events)))) for name, events in produced]
+
+
+def _common_context(batch: Batch) -> FileContext | None:
+    """The context every event of ``batch`` shares when none has per-record fields, else None."""
+    if batch.ctx is not None:
+        return batch.ctx
+    ctx = batch.events[0].ctx if batch.events else None
+    for event in batch.events:
+        if event.ctx is not ctx or event.fields is not None:
+            return None
+    return ctx
 
 
 def written_keys(writes: frozenset[tuple[str, tuple[str | int, ...]]]) -> frozenset[str] | None:

@@ -5,8 +5,8 @@ A record becomes a plain dict (``LogEvent.to_dict``, its ``timestamp`` a VRL
 context keeps every context key the program left as it was (the same object),
 so most records still share their ``FileContext`` and its pre-encoded head.
 A context key the program changed or removed makes a context derived without
-it (once per context and key set, in ``ctx.memo``); the changed value
-becomes the record's own.
+it (``record_fields.context_without``: once per context and key set, in
+``ctx.memo``, as for every transform); the changed value becomes the record's own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from logagent.event import FileContext, LogEvent
-from logagent.vrl.runtime import VrlRuntimeError
+from logagent.transforms.record_fields import context_without, record_event
 from logagent.vrl.timestamps import format_rfc3339, to_timestamp
 from logagent.vrl.value import Timestamp
 
@@ -35,7 +35,7 @@ def event_to_target(event: LogEvent, timestamp_seen: bool = True) -> tuple[dict[
     return target, stamp
 
 
-def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSENT,
+def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = None,
                     written: frozenset[str] | None = None) -> LogEvent:
     """The event a program's ``target`` makes of ``event``; ``stamp``: what ``event_to_target`` put in.
 
@@ -67,29 +67,51 @@ def target_to_event(target: dict[str, Any], event: LogEvent, stamp: Any = _ABSEN
             elif key in _LINE_KEYS:
                 continue
             own[key] = value if type(value) in _LEAVES else plain(value)
-    new_ctx = context_keeping(ctx, frozenset(changed)) if changed else ctx
+    new_ctx = context_without(ctx, frozenset(changed)) if changed else ctx
     message = target.get("message")
     if type(message) is not str:
         if "message" in target:
             own["message"] = plain(message)
         message = None
-    value = target.get("timestamp")
-    timestamp = event.timestamp if value is stamp else _timestamp(value, event.timestamp)
-    stream = target.get("stream")
-    return LogEvent(message, stream if type(stream) in _LEAVES else plain(stream), timestamp, new_ctx,
-                    target.get("truncated") is True, None if not own and message is not None else own)
+    value = target.get("timestamp", _ABSENT)
+    if value is stamp and stamp is not None:
+        timestamp = event.timestamp
+    elif type(value) is Timestamp:
+        timestamp = _timestamp_text(value, event.timestamp)
+    else:
+        timestamp = _line_value(value, "timestamp", own)
+    stream = _line_value(target.get("stream", _ABSENT), "stream", own)
+    truncated = target.get("truncated", _ABSENT)
+    if truncated is not True and truncated is not _ABSENT:
+        own["truncated"] = plain(truncated)
+    return record_event(message, stream, timestamp, new_ctx, truncated is True, own)
 
 
-def _timestamp(value: Any, original: str | None) -> str | None:
-    if value is None or type(value) is str:
-        return value
-    if type(value) is Timestamp:
-        if original is not None:
-            before = to_timestamp(original)
-            if before == value:
-                return original
-        return format_rfc3339(value)
-    raise VrlRuntimeError("logagent keeps .timestamp a timestamp or a string (it is the record's time)")
+def _line_value(value: Any, key: str, own: dict[str, Any]) -> str | None:
+    """A string stream or timestamp for the event itself; any other value (Vector keeps it) goes to ``own``."""
+    if type(value) is str or value is _ABSENT:
+        return None if value is _ABSENT else value
+    own[key] = plain(value)
+    return None
+
+
+def _timestamp_text(value: Timestamp, original: str | None) -> str:
+    if original is not None:
+        before = to_timestamp(original)
+        if before == value:
+            return original
+    return format_rfc3339(value)
+
+
+def vector_records(root: Any) -> list[dict[str, Any]]:
+    """The records Vector's remap makes of a program's event when it is not an object (legacy namespace).
+
+    An array gives one record per item (an item that is not an object becomes
+    ``{"message": item}``); any other value gives ``{"message": value}``.
+    """
+    if type(root) is list:
+        return [item if type(item) is dict else {"message": item} for item in root]
+    return [{"message": root}]
 
 
 def plain(value: Any) -> Any:
@@ -116,15 +138,6 @@ def plain(value: Any) -> Any:
 
 #: values that are the same in a record as in a program
 _LEAVES = frozenset({str, int, float, bool, type(None)})
-
-
-def context_keeping(ctx: FileContext, without: frozenset[str]) -> FileContext:
-    """``ctx`` without the keys in ``without``, made once per context and key set."""
-    memo_key = ("remap.without", without)
-    derived = ctx.memo.get(memo_key)
-    if derived is None:
-        derived = ctx.memo[memo_key] = FileContext({k: v for k, v in ctx.fields.items() if k not in without})
-    return derived
 
 
 def derived_context(ctx: FileContext, fields: dict[str, Any]) -> FileContext:

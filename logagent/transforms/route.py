@@ -12,7 +12,7 @@ from operator import eq, not_
 import msgspec
 
 from logagent.acks import Batch
-from logagent.conditions import compile_condition
+from logagent.config_errors import KeyErrors
 from logagent.event import LogEvent
 from logagent.transforms.base import BatchCondition, Transform, estimate_bytes
 from logagent.transforms.filter import VectorCondition, check_condition_option, condition_text
@@ -29,16 +29,24 @@ class RouteConfig(msgspec.Struct, tag="route", tag_field="type", forbid_unknown_
     def validate(self) -> None:
         if not self.route:
             raise ValueError("route: expected at least one named condition")
+        problems = []  # every bad route, not only the first
         for name, condition in self.route.items():
-            if name == UNMATCHED or not name or "." in name:
-                raise ValueError(f"route.{name}: this name is reserved or invalid; use letters, digits, _ and -")
-            check_condition_option(f"route.{name}", condition)
+            try:
+                if name == UNMATCHED or not name or "." in name:
+                    raise ValueError(f"route.{name}: this name is reserved or invalid; use letters, digits, _ and -")
+                check_condition_option(f"route.{name}", condition)
+            except ValueError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise KeyErrors(problems)
 
 
 class RouteTransform(Transform):
     kind = "route"
 
     def __init__(self, component_id: str, config: RouteConfig) -> None:
+        from logagent.vrl.condition import compile_condition  # noqa: PLC0415
+
         super().__init__(component_id)
         self.routes = [(name, BatchCondition(compile_condition(condition_text(c)))) for name, c in config.route.items()]
         self.conditions = [cond.condition for _, cond in self.routes]

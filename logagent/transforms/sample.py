@@ -15,6 +15,8 @@ Vector's decisions, reproduced exactly:
 - ``exclude``: matching records are kept untouched and advance no counter.
 - ``sample_rate_key``: kept records get the configured rate as text
   (``"10"``, ``"0.13"``) at that path (``""``: nothing added).
+- ``ratio_field`` / ``rate_field``: a record's own ratio or rate, decided on a
+  counter of its own (``sample_dynamic.py``); others use the static settings.
 
 Dropped records go with their batch's acknowledgement (see ``throttle``).
 """
@@ -34,6 +36,7 @@ from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.options import batch_condition, excluded, number_text
 from logagent.transforms.record_fields import Draft
 from logagent.transforms.sample_config import SampleConfig
+from logagent.transforms.sample_dynamic import DynamicSampler
 from logagent.transforms.seahash import seahash
 
 _MISSING = object()
@@ -56,6 +59,10 @@ class SampleTransform(Transform):
         if config.ratio is not None:
             self._hash_limit = min(int(config.ratio * 2.0**64), (1 << 64) - 1)
         self.key_path: FieldPath | None = parse_field_path(config.key_field) if config.key_field else None
+        own = config.ratio_field or config.rate_field
+        #: where a record's own ratio or rate is, and what decides records that have one
+        self.own_path: FieldPath | None = parse_field_path(own) if own else None
+        self.dynamic = DynamicSampler(ratio=config.ratio_field is not None) if own else None
         self.group_by: Template | None = compile_template(config.group_by) if config.group_by else None
         self._group_memo = ("sample.group", self.group_by)
         self.exclude = batch_condition(config.exclude)
@@ -76,14 +83,18 @@ class SampleTransform(Transform):
             self.events_out += total
             return [(DEFAULT_OUTPUT, batch)]
         group = self._batch_group(batch)
-        if skip is False and self.key_path is None and self.rate is not None and not isinstance(group, list):
+        labels = None
+        if (skip is False and self.key_path is None and self.rate is not None and self.dynamic is None
+                and not isinstance(group, list)):
             seen = self._counters.get(group, 0)
             self._counters[group] = seen + total
             kept = events[(-seen) % self.rate :: self.rate]
             kept_flags = None
         else:
-            kept_flags = self._decide_each(events, group, skip)
+            kept_flags, labels = self._decide_each(events, group, skip)
             kept = [e for e, keep in zip(events, kept_flags) if keep]
+            if labels is not None:
+                labels = [label for label, keep in zip(labels, kept_flags) if keep]
         self.discarded["sampled"] += total - len(kept)
         if not kept:
             batch.release()
@@ -92,7 +103,7 @@ class SampleTransform(Transform):
         out_ctx = batch.ctx
         if self.rate_path is not None:
             marks = None if kept_flags is None else [not s for k, s in zip(kept_flags, _flags(skip, total)) if k]
-            kept, out_ctx = self._mark(kept, marks, batch.ctx)
+            kept, out_ctx = self._mark(kept, marks, batch.ctx, labels)
         elif len(kept) == total:
             return [(DEFAULT_OUTPUT, batch)]
         return [(DEFAULT_OUTPUT, Batch(kept, batch.acks, estimate_bytes(batch, len(kept)), out_ctx,
@@ -100,18 +111,30 @@ class SampleTransform(Transform):
 
     # -- decisions ----------------------------------------------------------------
 
-    def _decide_each(self, events: list[LogEvent], group: Any, skip: bool | list[bool]) -> list[bool]:
+    def _decide_each(self, events: list[LogEvent], group: Any,
+                     skip: bool | list[bool]) -> tuple[list[bool], list[str | None] | None]:
+        """Each record's verdict; with ``ratio_field``/``rate_field``, each one's own rate label (None: static)."""
         groups = group if isinstance(group, list) else None
         decide = self._decide
-        key_path = self.key_path
+        key_path, own_path, dynamic = self.key_path, self.own_path, self.dynamic
         flags = []
+        labels: list[str | None] | None = [] if dynamic is not None else None
         for index, event in enumerate(events):
             if skip is not False and skip[index]:  # type: ignore[index]
                 flags.append(True)
+                if labels is not None:
+                    labels.append(None)
                 continue
+            record_group = groups[index] if groups is not None else group
+            if dynamic is not None and labels is not None:
+                own = dynamic.parse(_value_at(event, own_path))  # type: ignore[arg-type]
+                labels.append(own[1] if own is not None else None)
+                if own is not None:
+                    flags.append(dynamic.keep(own[0], record_group))
+                    continue
             value = _value_at(event, key_path) if key_path is not None else _MISSING
-            flags.append(decide(groups[index] if groups is not None else group, value))
-        return flags
+            flags.append(decide(record_group, value))
+        return flags, labels
 
     def _decide(self, group: str | None, value: Any) -> bool:
         counters = self._counters
@@ -159,9 +182,12 @@ class SampleTransform(Transform):
 
     # -- the sample_rate field ------------------------------------------------------
 
-    def _mark(self, kept: list[LogEvent], marks: list[bool] | None,
-              ctx: FileContext | None) -> tuple[list[LogEvent], FileContext | None]:
-        """``kept`` with the rate added to the sampled ones (``marks``; all when None), and the batch's context."""
+    def _mark(self, kept: list[LogEvent], marks: list[bool] | None, ctx: FileContext | None,
+              labels: list[str | None] | None = None) -> tuple[list[LogEvent], FileContext | None]:
+        """``kept`` with the rate added to the sampled ones (``marks``; all when None), and the batch's context.
+
+        ``labels``: each kept record's own rate text (None: the configured one).
+        """
         path = self.rate_path
         assert path is not None
         if marks is None and ctx is not None and len(path) == 1 and not any(map(_FIELDS, kept)):
@@ -174,13 +200,14 @@ class SampleTransform(Transform):
                 out.append(event)
                 contexts.add(None)
                 continue
-            if event.fields is None and len(path) == 1:
+            text = labels[index] if labels is not None else None
+            if event.fields is None and len(path) == 1 and (text is None or text == self.rate_text):
                 derived = self._rated_context(event.ctx)
                 out.append(LogEvent(event.message, event.stream, event.timestamp, derived, event.truncated))
                 contexts.add(derived)
                 continue
             draft = Draft(event)
-            out.append(draft.event(event) if draft.assign(path, self.rate_text) else event)
+            out.append(draft.event(event) if draft.assign(path, text or self.rate_text) else event)
             contexts.add(None)
         shared = contexts.pop() if len(contexts) == 1 and ctx is not None else None
         return out, shared

@@ -14,6 +14,10 @@ class SampleConfig(msgspec.Struct, tag="sample", tag_field="type", forbid_unknow
     rate: int | None = None
     #: keep this share of the records, 0 < ratio <= 1
     ratio: float | None = None
+    #: a field path: a record's own ratio, valid in (0, 1] (else the static settings apply)
+    ratio_field: str | None = None
+    #: a field path: a record's own rate, a whole number above 0 (else the static settings apply)
+    rate_field: str | None = None
     #: a field path: records whose values hash alike are kept or dropped together
     key_field: str | None = None
     #: a template: each rendered value is sampled on its own counter
@@ -32,6 +36,13 @@ class SampleConfig(msgspec.Struct, tag="sample", tag_field="type", forbid_unknow
             raise ValueError(f"rate: must be a whole number above 0, got {self.rate}")
         if self.ratio is not None and (isinstance(self.ratio, bool) or not 0 < self.ratio <= 1):
             raise ValueError(f"ratio: must be above 0 and at most 1, got {self.ratio}")
+        if self.ratio_field is not None and self.rate_field is not None:
+            raise ValueError("ratio_field: give either ratio_field or rate_field, not both")
+        if self.key_field is not None and (self.ratio_field is not None or self.rate_field is not None):
+            raise ValueError("key_field: cannot be combined with ratio_field or rate_field (a record's own rate "
+                             "would break the key's all-or-nothing sampling)")
+        check_path("ratio_field", self.ratio_field)
+        check_path("rate_field", self.rate_field)
         check_path("key_field", self.key_field)
         check_template("group_by", self.group_by)
         check_condition("exclude", self.exclude)

@@ -26,7 +26,7 @@ def _common() -> tuple[VectorKey, ...]:
 def _conditions(key: str) -> tuple[VectorKey, ...]:
     """A condition option in each of Vector's forms."""
     return (
-        VectorKey(key, "same", "a VRL string (the subset in README, Conditions)", _VRL),
+        VectorKey(key, "same", "a VRL program (README, Conditions: compiled as Vector compiles one)", _VRL),
         VectorKey(key, "same", "Vector's mapping form `{type: vrl, source: ...}`", {"type": "vrl", "source": _VRL}),
         VectorKey(key, "same", _IS_LOG, {"type": "is_log"}),
         VectorKey(key, "refused", _DATADOG, {"type": "datadog_search", "source": "service:web"}),
@@ -70,6 +70,10 @@ TRANSFORMS_KEYS: dict[str, tuple[VectorKey, ...]] = {
         *_common(),
         VectorKey("rate", "same", "", 10),
         VectorKey("ratio", "same", "", None),
+        VectorKey("ratio_field", "same", "a record's own ratio; without a valid one, `rate` or `ratio` applies",
+                  "sample_ratio"),
+        VectorKey("rate_field", "same", "a record's own rate; without a valid one, `rate` or `ratio` applies",
+                  "sample_rate_n"),
         VectorKey("key_field", "same", "", "message"),
         VectorKey("group_by", "same", "", "{{ kubernetes.pod_name }}"),
         *_conditions("exclude")[:2],

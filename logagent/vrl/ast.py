@@ -141,6 +141,16 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
+class Group:
+    """``( expression )``, spanning its parentheses (as VRL's diagnostics do; no path may follow it), or
+    ``if (a = f(); a == 1) { ... }``: a predicate of several expressions, in the enclosing scope (as VRL)."""
+
+    statements: tuple[Node, ...]
+    offset: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
 class If:
     predicate: Node
     then: Block
@@ -168,5 +178,5 @@ class Program:
     statements: tuple[Node, ...]
 
 
-Node = (Literal | RegexLiteral | Template | ArrayLiteral | ObjectLiteral | Variable | Query | Unary | Binary | Call
-        | Noop | Assign | Block | If | Abort | Return)
+Node = (Literal | RegexLiteral | Template | ArrayLiteral | ObjectLiteral | Variable | Query | Group | Unary | Binary
+        | Call | Noop | Assign | Block | If | Abort | Return)

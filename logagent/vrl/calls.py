@@ -13,6 +13,8 @@ import difflib
 from typing import Any
 
 from .ast import Call
+from .bound_calls import bound_call
+from .bound_calls import kind_error as _kind_error
 from .expressions import Compiled, Evaluator
 from .function import ArgInfo, ArgumentError, FunctionError, Param
 from .runtime import CallError, Frame, VrlRuntimeError, kind_bits
@@ -32,7 +34,7 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         close = difflib.get_close_matches(node.name, sorted(FUNCTIONS), n=1)
         raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end,
                                 ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
-    slots = _match_arguments(diagnostics, node, function.params)
+    slots = match_arguments(diagnostics, node, function.params)
     compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
     if function.check is not None:
         try:
@@ -51,11 +53,54 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
-    run, bare = _caller(implementation, runs, tuple(checks), prefix)
-    return Compiled(run, result, fallible and not node.bang, bare=bare)
+    masks = tuple((index, int(kinds)) for index, kinds in checks)
+    run = bound_call(implementation, compiled, masks, prefix)
+    if run is not None:
+        bare = bound_call(implementation, compiled, masks, None)
+    else:
+        run, bare = _caller(implementation, runs, tuple(checks), prefix)
+    failure = _unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
+        if checks and not node.bang else None
+    return Compiled(run, result, fallible and not node.bang, bare=bare, failure=failure)
 
 
-def _match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
+#: the assertion that makes a value of one kind a valid argument (VRL's suggested fix)
+_GUARDS = {Kind.BYTES: "string", Kind.INTEGER: "int", Kind.FLOAT: "float", Kind.BOOLEAN: "bool",
+           Kind.OBJECT: "object", Kind.ARRAY: "array", Kind.TIMESTAMP: "timestamp"}
+
+
+def _unverified_argument(compiler: Any, node: Call, params: tuple[Param, ...], slots: list[Any],
+                         compiled: list[Compiled | None], check: tuple[int, Kind]) -> Any:
+    """E110, as VRL reports a call whose argument's type cannot be verified and whose error is not handled.
+
+    The fix puts VRL's type assertion around the argument (VRL suggests assigning it first, which a
+    condition may not do).
+    """
+    index, kinds = check
+    argument = slots[index].value
+    got = compiled[index].type.kinds  # type: ignore[union-attr]
+    text = compiler.text(argument)
+    guard = _GUARDS.get(kinds)
+    call = compiler.text(node)
+    fix = (call[:argument.offset - node.offset] + f"{guard}!({text})" + call[argument.end - node.offset:]
+           if guard is not None else f"{node.name}!({', '.join(compiler.text(a) for a in node.arguments)})")
+    return compiler.diagnostics.error("E110", "invalid argument type", argument.offset, argument.end, (
+        f"this expression resolves to {_kinds_text(got)}",
+        f'but the parameter "{params[index].name}" expects {_kinds_text(kinds)}'), fix=fix)
+
+
+def _kinds_text(kinds: Kind) -> str:
+    if kinds == Kind.ANY:
+        return "any"
+    if kinds in _SINGLE_KINDS:
+        return f"the exact type {kind_names(kinds)}"
+    return f"one of {kind_names(kinds)}"
+
+
+_SINGLE_KINDS = frozenset(Kind(1 << bit) for bit in range(9))
+
+
+def match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
     """The call's arguments in parameter order (None where absent): E106, E107, E108."""
     slots: list[Any] = [None] * len(params)
     positional = 0
@@ -176,7 +221,3 @@ def _small_call(implementation: Any, runs: tuple[Evaluator, ...], tail: tuple[No
             raise CallError(prefix, exc) from None
 
     return call2
-
-
-def _kind_error(value: Any, mask: int) -> FunctionError:
-    return FunctionError(f"expected {kind_names(Kind(mask))}, got {value_kind(value)}")

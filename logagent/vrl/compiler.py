@@ -6,13 +6,15 @@ Function calls resolve through ``logagent.vrl.stdlib.FUNCTIONS`` only;
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from typing import Any
 
-from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, If, Literal, Noop, ObjectLiteral, Query,
-                  RegexLiteral, Return, Template, Unary, Variable)
+from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group, If, Literal, Noop, ObjectLiteral,
+                  Query, RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
 from .closures import compile_closure_call
+from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
@@ -25,16 +27,19 @@ class Compiler(ExpressionCompiler):
         method = _DISPATCH.get(type(node))
         if method is None:
             raise AssertionError(f"unknown node {node!r}")
-        return method(self, node)
+        compiled = method(self, node)
+        if compiled.fallible and compiled.failure is None:  # the first fallible point of its expression
+            compiled = dataclasses.replace(compiled, failure=self.diagnostics.error(
+                "E100", "unhandled error", node.offset, node.end, _UNHANDLED))
+        self.notes[id(node), "c"] = (node, compiled)
+        return compiled
 
     def compile_statements(self, statements: tuple[Any, ...]) -> Compiled:
         compiled = []
         for statement in statements:
             item = self.compile(statement)
             if item.fallible and not isinstance(statement, Assign):
-                raise self.diagnostics.error("E100", "unhandled error", statement.offset, statement.end,
-                                             ("expression can result in runtime error",
-                                              "handle the error case to ensure runtime success"))
+                raise item.failure
             compiled.append(item)
         if not compiled:
             return constant(None)
@@ -57,12 +62,17 @@ class Compiler(ExpressionCompiler):
         finally:
             self.types.leave()
 
+    def compile_group(self, node: Group) -> Compiled:
+        if len(node.statements) == 1:  # ( expression ): its value, its failure unhandled yet
+            return self.compile(node.statements[0])
+        return self.compile_statements(node.statements)  # no scope of its own: its variables live on, as in VRL
+
     def compile_if(self, node: If) -> Compiled:
         predicate = self.compile(node.predicate)
         if predicate.fallible:
-            raise self.diagnostics.error("E100", "fallible predicate", node.predicate.offset, node.predicate.end,
-                                         ("expression can result in runtime error",
-                                          "handle the error case to ensure runtime success"))
+            failure = predicate.failure
+            raise self.diagnostics.error(failure.code, "fallible predicate", failure.offset, failure.end,
+                                         failure.labels, failure.fix)
         if predicate.type.kinds & ~Kind.BOOLEAN or not predicate.type.kinds:
             raise self.diagnostics.error("E102", "non-boolean predicate", node.predicate.offset, node.predicate.end,
                                          ("this predicate must resolve to a boolean",
@@ -91,8 +101,11 @@ class Compiler(ExpressionCompiler):
             def abort(frame: Frame) -> Any:
                 raise Aborted("aborted")
 
-            return Compiled(abort, NULL)
+            return Compiled(abort, NEVER)
         message = self.compile(node.message)
+        if message.fallible:
+            raise self.diagnostics.error("E631", "unhandled fallible expression", node.message.offset,
+                                         node.message.end, ("abort only accepts an infallible expression argument",))
         if message.type.kinds != Kind.BYTES:
             raise self.diagnostics.error("E300", "non-string abort message", node.message.offset, node.message.end,
                                          ("abort only accepts an expression argument resolving to a string",
@@ -102,7 +115,7 @@ class Compiler(ExpressionCompiler):
         def abort_with(frame: Frame) -> Any:
             raise Aborted(run(frame))
 
-        return Compiled(abort_with, NULL)
+        return Compiled(abort_with, NEVER)
 
     def compile_return(self, node: Return) -> Compiled:
         value = self.compile(node.value)
@@ -121,23 +134,24 @@ class Compiler(ExpressionCompiler):
         return compile_call(self, node)
 
     def compile_path_function(self, node: Call) -> Compiled:
-        arguments = [a for a in node.arguments if a.name not in ("compact",)]
-        if len(arguments) != 1 or not _assignable_query(arguments[0].value):
+        argument, compact_argument = path_arguments(self, node)
+        if not _assignable_query(argument.value):
             raise self.diagnostics.error("E610", "function compilation error: error[E400] unexpected expression type",
                                          node.offset, node.end, (
                                              f'unexpected expression for argument "{"target" if node.name == "del" else "field"}"',
                                              "expected: query"))
-        target = arguments[0].value
+        target = argument.value
         root, slot, segments = self.target_of(target)
         if node.name == "exists":
             return self.compile_exists(target, root, segments)
+        delete = deleter(self, target, compact_argument, lambda prefix: _deleter(root, slot, prefix))
         kind = self.compile(target).type
         self.writes.add((root, segments))
         if root in (".", "%") and segments:
             self.types.roots[root] = without_field(self.types.roots[root], segments)
         else:
             self.assign_type(target, NULL)
-        return Compiled(_deleter(root, slot, segments), kind)
+        return Compiled(delete, kind)
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:
         if not segments:
@@ -156,10 +170,13 @@ class Compiler(ExpressionCompiler):
     def target_of(self, node: Any) -> tuple[str, int, tuple[str | int, ...]]:
         """(".", "%" or "var", variable slot or -1, segments) of an assignment target."""
         if isinstance(node, Variable):
-            return "var", self.variable_slot(node.name), ()
-        if isinstance(node.base, Variable):
-            return "var", self.variable_slot(node.base.name), node.segments
-        return node.base, -1, node.segments
+            target: tuple[str, int, tuple[str | int, ...]] = ("var", self.variable_slot(node.name), ())
+        elif isinstance(node.base, Variable):
+            target = ("var", self.variable_slot(node.base.name), node.segments)
+        else:
+            target = (node.base, -1, node.segments)
+        self.notes[id(node), "target"] = (node, target)
+        return target
 
     def variable_slot(self, name: str) -> int:
         found = self.types.lookup(name)
@@ -205,7 +222,11 @@ class Compiler(ExpressionCompiler):
             top = _top_level_key(self.target_of(node.target)) if not isinstance(node.target, Noop) else None
             if top is not None:
                 def assign_top(frame: Frame) -> Any:
-                    result = frame.event[top] = run(frame)
+                    result = run(frame)
+                    try:
+                        frame.event[top] = result
+                    except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                        frame.event = {top: result}
                     return result
 
                 return Compiled(assign_top, value.type)
@@ -227,6 +248,11 @@ class Compiler(ExpressionCompiler):
         if root != "var":
             self.writes.add((root, segments))
         return _storer(root, slot, segments)
+
+
+#: the type of ``abort``: it gives no value (a branch that aborts adds nothing to the type of an ``if``)
+NEVER = Type(Kind(0))
+_UNHANDLED = ("expression can result in runtime error", "handle the error case to ensure runtime success")
 
 
 def _assign_with_error(run: Evaluator, store: Any, store_error: Any, default: Any) -> Evaluator:
@@ -259,15 +285,21 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     attribute = "event" if root == EVENT else "metadata"
     if not segments:
         def store_root(frame: Frame, value: Any) -> None:
-            if type(value) is not dict:
-                raise VrlRuntimeError(f"the {'event' if root == EVENT else 'metadata'} root must be an object")
-            setattr(frame, attribute, dict(value))
+            if type(value) is dict:
+                setattr(frame, attribute, dict(value))
+            elif root == EVENT:  # any value, as in VRL (the remap transform makes records of it as Vector does)
+                frame.event = value
+            else:
+                raise VrlRuntimeError("the metadata root must be an object")
 
         return store_root
     first, rest = segments[0], segments[1:]
     if type(first) is str and not rest and root == EVENT:
         def store_event_top(frame: Frame, value: Any) -> None:
-            frame.event[first] = value
+            try:
+                frame.event[first] = value
+            except TypeError:  # the event is not an object (`. = "text"` before): VRL makes it one
+                frame.event = {first: value}
 
         return store_event_top
     if type(first) is str and not rest:
@@ -278,6 +310,9 @@ def _storer(root: str, slot: int, segments: tuple[str | int, ...]) -> Any:
     if type(first) is str:
         def store_nested(frame: Frame, value: Any) -> None:
             target = getattr(frame, attribute)
+            if type(target) is not dict:  # the event is not an object (`. = "text"` before): VRL makes it one
+                target = {}
+                setattr(frame, attribute, target)
             target[first] = set_path(target.get(first), rest, value)
 
         return store_nested
@@ -298,7 +333,7 @@ def _deleter(root: str, slot: int, segments: tuple[str | int, ...]) -> Evaluator
             setattr(frame, attribute, {})
             return target
         first = segments[0]
-        if type(first) is not str:
+        if type(first) is not str or type(target) is not dict:
             return None
         if len(segments) == 1:
             return target.pop(first, None)
@@ -338,7 +373,7 @@ _DISPATCH: dict[type, Any] = {
     ArrayLiteral: Compiler.compile_array, ObjectLiteral: Compiler.compile_object,
     Variable: Compiler.compile_variable, Query: Compiler.compile_query, Unary: Compiler.compile_unary,
     Binary: Compiler.compile_binary, Call: Compiler.compile_call, Assign: Compiler.compile_assign,
-    Block: Compiler.compile_block, If: Compiler.compile_if, Abort: Compiler.compile_abort,
+    Group: Compiler.compile_group, Block: Compiler.compile_block, If: Compiler.compile_if, Abort: Compiler.compile_abort,
     Return: Compiler.compile_return,
 }
 __all__ = ["Compiler", "OBJECT", "suggestion"]

@@ -33,6 +33,9 @@ class Compiled:
     value: Any = None
     #: a call's run raising its function's error without VRL's prefix (for ``??``, which never reads it)
     bare: Evaluator | None = None
+    #: when fallible: the error VRL reports if the failure is not handled (its first fallible point: an
+    #: argument whose type cannot be verified, E110, or an expression that can fail, E100)
+    failure: Any = None
 
 
 def constant(value: Any) -> Compiled:
@@ -50,6 +53,10 @@ class ExpressionCompiler:
         self.reads: set[tuple[str, tuple[str | int, ...]]] = set()
         self.writes: set[tuple[str, tuple[str | int, ...]]] = set()
         self.impure = False
+        #: (id(node), what) -> (node, fact): what compiling each node found, for the batch compiler
+        #: (``vrl/batch_compiler.py``): "c" its Compiled, "slot" a variable's slot, "target" an
+        #: assignment target's (root, slot, segments). The node is kept so that its id stays its own.
+        self.notes: dict[tuple[int, str], tuple[Any, Any]] = {}
 
     def compile(self, node: Any) -> Compiled:
         raise NotImplementedError
@@ -76,7 +83,8 @@ class ExpressionCompiler:
             return constant([item.value for item in items])
         runs = [item.run for item in items]
         item_type = Type(Kind.ARRAY, None, tuple(item.type for item in items))
-        return Compiled(lambda frame: [run(frame) for run in runs], item_type, any(i.fallible for i in items))
+        return Compiled(lambda frame: [run(frame) for run in runs], item_type, any(i.fallible for i in items),
+                        failure=_first_failure(items))
 
     def compile_object(self, node: ObjectLiteral) -> Compiled:
         items = [(key, self.compile(value)) for key, value in node.items]
@@ -85,7 +93,7 @@ class ExpressionCompiler:
         runs = [(key, item.run) for key, item in items]
         fields = {key: item.type for key, item in items}
         return Compiled(lambda frame: {key: run(frame) for key, run in runs}, Type(Kind.OBJECT, fields),
-                        any(item.fallible for _, item in items))
+                        any(item.fallible for _, item in items), failure=_first_failure([item for _, item in items]))
 
     def compile_template(self, node: Template) -> Compiled:
         pieces: list[Compiled] = [constant(part) if isinstance(part, str) else self.compile_variable(part)
@@ -107,6 +115,7 @@ class ExpressionCompiler:
             raise self.diagnostics.error("E701", "call to undefined variable", node.offset, node.end,
                                          ("undefined variable",))
         slot, kind = found
+        self.notes[id(node), "slot"] = (node, slot)
         return Compiled(lambda frame: frame.variables[slot], kind)
 
     def compile_query(self, node: Query) -> Compiled:
@@ -119,7 +128,8 @@ class ExpressionCompiler:
             return Compiled(_root_getter(attribute, segments), kind)
         base = self.compile(node.base)
         run = base.run
-        return Compiled(lambda frame: get_path(run(frame), segments), base.type.at(segments), base.fallible)
+        return Compiled(lambda frame: get_path(run(frame), segments), base.type.at(segments), base.fallible,
+                        failure=base.failure)
 
     # -- operators -----------------------------------------------------------
 
@@ -130,7 +140,7 @@ class ExpressionCompiler:
                 f"this expression resolves to {kind_names(operand.type.kinds)}",
                 "negation only works on boolean values"))
         run = operand.run
-        return Compiled(lambda frame: not run(frame), BOOLEAN, operand.fallible)
+        return Compiled(lambda frame: not run(frame), BOOLEAN, operand.fallible, failure=operand.failure)
 
     def compile_binary(self, node: Binary) -> Compiled:
         op = node.op
@@ -141,33 +151,67 @@ class ExpressionCompiler:
                                              node.left.end, ("this expression can't fail",
                                                              "remove this error coalescing operation"))
             right = self.compile(node.right)
-            return Compiled(_coalesce(left.bare or left.run, right.run), left.type.union(right.type), right.fallible)
+            return Compiled(_coalesce(left.bare or left.run, right.run), left.type.union(right.type), right.fallible,
+                            failure=right.failure)
         right = self.compile(node.right)
         fallible = left.fallible or right.fallible
+        # as VRL: an unhandled failure of the right side is reported before one of the left
+        failure = right.failure or left.failure
         lk, rk = left.type.kinds, right.type.kinds
         if op in ("==", "!="):
-            return Compiled(_equality(op, left, right), BOOLEAN, fallible)
+            return Compiled(_equality(op, left, right), BOOLEAN, fallible, failure=failure)
         if op == "|":
             bad = [side for side, kind in ((node.left, lk), (node.right, rk)) if kind != Kind.OBJECT]
             if bad:
                 raise self.diagnostics.error("E652", "only objects can be merged", bad[0].offset, bad[0].end,
                                              ("this expression must resolve to an object",))
             merged = _merged_type(left.type, right.type)
-            return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible)
-        if op == "||":
-            return Compiled(_or(left.run, right.run), Type(lk | rk), fallible)
-        if op == "&&":
-            # as VRL: a constant left side is not checked, and then neither is the right
-            checked = not left.constant and (lk & ~(Kind.BOOLEAN | Kind.NULL) or rk & ~(Kind.BOOLEAN | Kind.NULL))
-            return Compiled(_and(left.run, right.run), BOOLEAN, fallible or bool(checked))
+            return Compiled(_binary(operations.merge_objects, left.run, right.run), merged, fallible, failure=failure)
+        if op in ("||", "&&"):
+            kind, fallible = _logical_type(op, left, right)
+            lrun, rrun = left.run, right.run
+            if lk == rk == Kind.BOOLEAN:  # both give true or false: Python's operators are VRL's
+                run = (lambda frame: lrun(frame) or rrun(frame)) if op == "||" else \
+                    (lambda frame: lrun(frame) and rrun(frame))
+            else:
+                run = _or(lrun, rrun) if op == "||" else _and(lrun, rrun)
+            return Compiled(run, kind, fallible, failure=failure)
         result, infallible = _arithmetic_type(op, lk, rk, right)
         function = _OPERATORS.get(op)
         if function is None:
-            return Compiled(_comparison(op, left.run, right.run), BOOLEAN, fallible or not infallible)
-        return Compiled(_binary(function, left.run, right.run), Type(result), fallible or not infallible)
+            return Compiled(_comparison(op, left.run, right.run), BOOLEAN, fallible or not infallible,
+                            failure=failure)
+        return Compiled(_binary(function, left.run, right.run), Type(result), fallible or not infallible,
+                        failure=failure)
+
+
+def _first_failure(items: list[Compiled]) -> Any:
+    """The failure VRL reports for a container's items: the last E110 (it replaces any), else the first."""
+    failures = [item.failure for item in items if item.failure is not None]
+    invalid = [failure for failure in failures if failure.code == "E110"]
+    return invalid[-1] if invalid else failures[0] if failures else None
 
 
 _OPERATORS = {"+": operations.add, "-": operations.subtract, "*": operations.multiply, "/": operations.divide}
+
+
+def _logical_type(op: str, left: Compiled, right: Compiled) -> tuple[Type, bool]:
+    """(type, fallible) of ``||`` / ``&&`` as VRL decides them from the left side's type and constant value."""
+    lk = left.type.kinds
+    always_false = lk == Kind.NULL or (left.constant and left.value is False)
+    always_true = left.constant and left.value is True
+    if op == "||":
+        if always_false:
+            return right.type, right.fallible
+        if always_true or not lk & (Kind.NULL | Kind.BOOLEAN):
+            return left.type, left.fallible
+        return Type((lk & ~Kind.NULL) | right.type.kinds), left.fallible or right.fallible
+    if always_false:  # the right side is never run
+        return BOOLEAN, False
+    if always_true:
+        return BOOLEAN, right.fallible
+    unchecked = (lk | right.type.kinds) & ~(Kind.BOOLEAN | Kind.NULL)
+    return BOOLEAN, left.fallible or right.fallible or bool(unchecked)
 
 
 def _merged_type(left: Type, right: Type) -> Type:
@@ -240,6 +284,11 @@ def _equality(op: str, left: Compiled, right: Compiled) -> Evaluator:
         if op == "==":
             return lambda frame: lrun(frame) == value
         return lambda frame: lrun(frame) != value
+    if right.constant and (right.value is None or type(right.value) is bool):  # only null is null, true is true
+        value = right.value
+        if op == "==":
+            return lambda frame: lrun(frame) is value
+        return lambda frame: lrun(frame) is not value
     equal = operations.equal
     if op == "==":
         return lambda frame: equal(lrun(frame), rrun(frame))

@@ -32,6 +32,9 @@ EOF = "eof"
 _FIELD = re.compile(r"[A-Za-z0-9_@]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?[0-9][0-9_]*(\.[0-9][0-9_]*)?")
+_DIGITS = "0123456789"
+_IDENT_START = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_INTEGER_FIELD = re.compile(r"[0-9][0-9_]*")
 _INDEX = re.compile(r"\[(-?[0-9]+)\]")
 _TEMPLATE_PART = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _OPERATORS = ("==", "!=", "<=", ">=", "&&", "||", "??", "|=", "<", ">", "!", "(", ")", "[", "]", "{", "}",
@@ -63,8 +66,9 @@ def tokenize(source: str, diagnostics: Diagnostics) -> list[Token]:
                 pos = n if newline == -1 else newline
             else:
                 break
-        if pos >= n:
-            tokens.append(Token(EOF, None, n, n))
+        if pos >= n:  # as VRL: the end of the program is where its last token (a line break too) ends
+            last = tokens[-1].end if tokens else 0
+            tokens.append(Token(EOF, None, last, last))
             return tokens
         ch = source[pos]
         start = pos
@@ -80,10 +84,10 @@ def tokenize(source: str, diagnostics: Diagnostics) -> list[Token]:
         elif ch in "srt" and source.startswith("'", pos + 1):
             text, pos = _lex_quoted_raw(source, pos + 2, ch == "r", diagnostics)
             tokens.append(Token({"s": RAW, "r": REGEX, "t": TIMESTAMP}[ch], text, start, pos))
-        elif ch.isdigit() or (ch == "-" and source[pos + 1 : pos + 2].isdigit()):  # as VRL: 1-5 is an error
+        elif ch in _DIGITS or (ch == "-" and pos + 1 < n and source[pos + 1] in _DIGITS):  # as VRL: 1-5 is an error
             tokens.append(_lex_number(source, pos, diagnostics))
             pos = tokens[-1].end
-        elif ch.isalpha() or ch == "_":
+        elif ch in _IDENT_START:  # ASCII only, as VRL's identifiers
             match = _IDENT.match(source, pos)
             assert match is not None
             pos = match.end()
@@ -117,6 +121,8 @@ def _lex_path(source: str, pos: int, diagnostics: Diagnostics) -> tuple[tuple[st
                         first = False
                         continue
                     raise diagnostics.syntax(field_pos, "expected a field name after '.'")
+                if _INTEGER_FIELD.fullmatch(match.group()):  # as VRL: an integer is no field name
+                    raise diagnostics.syntax(field_pos, 'unexpected syntax token: "IntegerLiteral"', match.end())
                 segments.append(match.group())
                 pos = match.end()
             first = False
@@ -169,7 +175,7 @@ def _lex_string(source: str, pos: int, diagnostics: Diagnostics) -> tuple[str | 
         else:
             out.append(ch)
             pos += 1
-    raise diagnostics.syntax(start, "unterminated string literal")
+    raise diagnostics.error("E202", "syntax error", start, n, ("unexpected error: invalid string literal",))
 
 
 def _lex_quoted_raw(source: str, pos: int, unescape_quote: bool, diagnostics: Diagnostics) -> tuple[str, int]:
@@ -200,5 +206,5 @@ def _lex_number(source: str, pos: int, diagnostics: Diagnostics) -> Token:
         return Token(FLOAT, float(digits), pos, end)
     value = int(digits)
     if not _INT64_MIN <= value <= _INT64_MAX:
-        raise diagnostics.syntax(pos, "integer literal out of range", end)
+        raise diagnostics.error("E202", "syntax error", pos, end, ("unexpected error: invalid numeric literal",))
     return Token(INTEGER, value, pos, end)

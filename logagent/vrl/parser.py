@@ -5,8 +5,9 @@ vrl-python): ``??``; ``||`` and ``&&`` (one level, left to right);
 comparisons ``== != < <= > >=`` (not chainable, E650); ``|`` (object merge);
 ``+ -``; ``* /``; prefix ``!``; then literals, paths, calls, ``if``,
 blocks, ``( ... )``. A statement is an expression or an assignment
-(``target = value``, ``target, err = value``, ``target |= object``), ended by a
-line break or ``;``.
+(``target = value``, ``target, err = value``, ``target |= object``; the value
+of ``=`` may be an assignment: ``.a = .b = 1``), ended by a line break or
+``;``. An if's predicate may be a group ``(a = f(); a == 1)``.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, If, Literal, Node, Noop,
-                  ObjectLiteral, Program, Query, RegexLiteral, Return, Template, Unary, Variable)
-from .diagnostic import Diagnostics
+from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, Group, If, Literal, Node,
+                  Noop, ObjectLiteral, Program, Query, RegexLiteral, Return, Template, Unary, Variable)
+from .diagnostic import Diagnostics, VrlError
 from .lexer import (EOF, FLOAT, IDENT, INTEGER, NEWLINE, OP, PATH, RAW, REGEX, STRING, TEMPLATE, TIMESTAMP, Token,
                     tokenize)
 from .timestamps import parse_rfc3339
@@ -64,8 +65,11 @@ class _Tokens:
 
     def unexpected(self, expected: str) -> Exception:
         token = self.current
-        shown = "end of program" if token.kind == EOF else repr(self.source[token.offset:token.end])
-        return self.diagnostics.syntax(token.offset, f"unexpected {shown}; {expected}", token.end)
+        if token.kind == EOF:
+            return self.diagnostics.error("E204", "syntax error", token.offset, token.end,
+                                          (f"unexpected end of program; {expected}",))
+        return self.diagnostics.syntax(token.offset, f"unexpected {self.source[token.offset:token.end]!r}; {expected}",
+                                       token.end)
 
     def expect_op(self, op: str) -> Token:
         if not self.is_op(op):
@@ -115,14 +119,14 @@ class _Parser(_Tokens):
                 raise self.unexpected('expected "="')
             self.advance()
             self.skip_newlines()
-            value = self.expression()
+            value = self.statement()
             return Assign(target, error_target, "=", value, start.offset, value.end)  # type: ignore[arg-type]
         if self.current.kind == OP and self.current.value in _ASSIGN_OPS:
             if not _assignable(target):
                 raise self.diagnostics.syntax(self.current.offset, "only paths and variables can be assigned to")
             op = self.advance().value
             self.skip_newlines()
-            value = self.expression()
+            value = self.statement() if op == "=" else self.expression()
             return Assign(target, None, op, value, start.offset, value.end)  # type: ignore[arg-type]
         if isinstance(target, Noop):
             raise self.unexpected('expected "="')
@@ -190,7 +194,7 @@ class _Parser(_Tokens):
         """Paths and indexes written right after a value (no space) query that value."""
         while True:
             token = self.current
-            if token.offset != node.end:
+            if token.offset != node.end or isinstance(node, Group):  # as VRL: no path after a group
                 return node
             if token.kind == PATH and token.value[0] == EVENT and token.value[1]:
                 self.advance()
@@ -231,10 +235,10 @@ class _Parser(_Tokens):
         if self.is_op("("):
             self.advance()
             self.skip_newlines()
-            node = self.expression()
+            node = self.statement()  # `(.b = 3)` is an expression, as in VRL
             self.skip_newlines()
             end = self.expect_op(")").end
-            return _respan(node, token.offset, end)
+            return Group((node,), token.offset, end)
         if self.is_op("["):
             return self.array()
         if self.is_op("{"):
@@ -335,7 +339,7 @@ class _Parser(_Tokens):
         return Block(tuple(statements), start.offset, end)
 
     def if_expression(self, token: Token) -> If:
-        predicate = self.expression()
+        predicate = _predicate_group(self) or self.expression()
         if not self.is_op("{"):
             raise self.unexpected('expected "{"')
         then = self.block()
@@ -376,9 +380,21 @@ def _extend(node: Node, segments: tuple[str | int, ...], end: int) -> Query:
     return Query(node, segments, node.offset, end)
 
 
-def _respan(node: Node, offset: int, end: int) -> Node:
-    """A parenthesised expression spans its parentheses (as VRL's labels show)."""
-    return node
+def _predicate_group(self: Any) -> Node | None:
+    """``(a = f(); a == 1)`` before an if's ``{``: several expressions, the last one the predicate (VRL's)."""
+    if not self.is_op("("):
+        return None
+    save = self.index
+    start = self.advance()
+    try:
+        statements = self.statements(closing=")")
+    except VrlError:
+        statements = []
+    if statements and self.is_op(")") and self.peek().kind == OP and self.peek().value == "{":
+        end = self.advance().end
+        return Group(tuple(statements), start.offset, end)
+    self.index = save
+    return None
 
 
 def _closure(self: Any) -> Closure:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .batch_compiler import BatchProgram, compile_batch
 from .compiler import Compiler
 from .parser import parse_program
 from .runtime import Aborted, Frame, Returned
@@ -20,10 +21,10 @@ class Program:
     function that reads or writes outside its arguments.
     """
 
-    __slots__ = ("source", "reads", "writes", "pure", "result_kinds", "_run", "_slots")
+    __slots__ = ("source", "reads", "writes", "pure", "result_kinds", "batch", "_run", "_slots")
 
     def __init__(self, source: str, run: Any, slots: int, reads: Paths, writes: Paths, pure: bool,
-                 result_kinds: Any) -> None:
+                 result_kinds: Any, batch: BatchProgram | None = None) -> None:
         self.source = source
         self._run = run
         self._slots = slots
@@ -31,6 +32,9 @@ class Program:
         self.writes = writes
         self.pure = pure
         self.result_kinds = result_kinds
+        #: the same program over a batch of records at once (``batch_compiler.py``); None when it
+        #: uses a form only the per-record closures take
+        self.batch = batch
 
     def run(self, event: dict[str, Any], metadata: dict[str, Any] | None = None) -> tuple[Any, Any, Any]:
         frame = Frame(event, {} if metadata is None else metadata, [None] * self._slots)
@@ -69,7 +73,8 @@ def _compile(source: str) -> Program:
     tree = parse_program(source, compiler.diagnostics)
     compiled = compiler.compile_statements(tree.statements)
     return Program(source, compiled.run, compiler.types.slots, frozenset(compiler.reads),
-                   frozenset(compiler.writes), not compiler.impure, compiled.type.kinds)
+                   frozenset(compiler.writes), not compiler.impure, compiled.type.kinds,
+                   compile_batch(tree.statements, compiler))
 
 
 __all__ = ["Aborted", "Program", "compile_program"]

@@ -1,20 +1,16 @@
-"""Regex literals ``r'...'``: compiled once, through the standard library's regex values when present."""
+"""Regex literals ``r'...'``: compiled once into the standard library's regex values."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from logagent.conditions.regex import RegexError
-
-try:  # h22b's capture-capable VRL regex
-    from logagent.vrl.stdlib.regex import compile_vrl_regex as _compile
-except ImportError:  # pragma: no cover - until the standard library's regex exists
-    from logagent.conditions.regex import compile_regex as _compile
+from logagent.user_regex import RegexError
+from logagent.vrl.stdlib.regex import compile_vrl_regex
 
 
 def compile_regex_literal(pattern: str) -> Any:
     """The regex value of a literal; raises ValueError with the reason for a bad pattern."""
     try:
-        return _compile(pattern)
+        return compile_vrl_regex(pattern)
     except RegexError as exc:
         raise ValueError(exc.reason) from None

@@ -184,4 +184,6 @@ def default_of(kind: Kind) -> Any:
         return {}
     if kind == Kind.ARRAY:
         return []
+    if kind == Kind.TIMESTAMP:
+        return Timestamp(0)
     return None

@@ -29,9 +29,23 @@ class Type:
     open: bool = False
 
     def union(self, other: Type) -> Type:
+        """Either of two types (after branches): known fields and items of both stay known, as in VRL."""
         if self == other:
             return self
-        return Type(self.kinds | other.kinds)
+        kinds = self.kinds | other.kinds
+        if kinds == Kind.OBJECT and self.fields is not None and other.fields is not None:
+            fields = {key: self.field(key).union(other.field(key)) for key in {**self.fields, **other.fields}}
+            return Type(Kind.OBJECT, fields, open=self.open or other.open)
+        if kinds == Kind.ARRAY and self.items is not None and other.items is not None \
+                and len(self.items) == len(other.items):
+            return Type(Kind.ARRAY, None, tuple(a.union(b) for a, b in zip(self.items, other.items)))
+        return Type(kinds)
+
+    def field(self, key: str) -> Type:
+        """The type of ``key`` of an object of known fields (absent: null, or anything when it is open)."""
+        assert self.fields is not None
+        found = self.fields.get(key)
+        return found if found is not None else ANY if self.open else NULL
 
     def at(self, segments: Segments) -> Type:
         """The type of the value at ``segments`` below a value of this type."""

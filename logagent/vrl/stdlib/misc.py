@@ -1,8 +1,9 @@
-"""now, get_env_var, log (rate-limited into the agent's own logs), assert, assert_eq."""
+"""now, get_env_var, get_hostname, log (rate-limited into the agent's own logs), assert, assert_eq."""
 
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,14 @@ def get_env_var(name: str) -> str:
     if value is None:
         raise FunctionError("environment variable not found")
     return value
+
+
+def get_hostname() -> str:
+    """The machine's host name, as VRL's (gethostname)."""
+    try:
+        return socket.gethostname()
+    except OSError as exc:
+        raise FunctionError(f"unable to get hostname: {exc.strerror}") from None
 
 
 def _log_text(value: Any) -> str:
@@ -95,6 +104,7 @@ FUNCTIONS = [
     function("to_syslog_level", (req("value", I),), always(B, True), to_syslog_level),
     function("now", (), always(TS), now, pure=False),
     function("get_env_var", (req("name", B),), always(B, True), get_env_var, pure=False),
+    function("get_hostname", (), always(B, True), get_hostname, pure=False),
     function(
         "log",
         (req("value", ANY), opt("level", B), opt("rate_limit_secs", I)),

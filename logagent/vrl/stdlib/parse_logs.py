@@ -1,4 +1,4 @@
-"""Parsers of log formats: parse_klog, parse_common_log (Apache common)."""
+"""Parsers of log formats: parse_klog, parse_common_log, parse_apache_log, parse_nginx_log, parse_syslog."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 from ..function import ArgumentError, FunctionError
 from ..value import Timestamp
 from .chrono_parse import ParseError, parse, resolve
-from .declare import B, OBJ, always, function, opt, req
+from ..function import TypeDef
+from .declare import B, F, I, NULL, OBJ, TS, Args, function, opt, req
 from .regex import LazyRegex, Regex
 from .types import rust_parse_float
 
@@ -90,6 +91,36 @@ def parse_common_log(value: str, timestamp_format: str | None) -> dict[str, Any]
     return _log_fields(_COMMON, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
 
 
+# Apache's formats (VRL's patterns, written without the `x` flag RE2 lacks): common is parse_common_log's;
+# combined adds the quoted referrer and agent and, as VRL's, is not anchored at the end; error tries a
+# simple shape, then Apache 2.4's threaded MPM shape (whose message parts VRL returns as message1, message2)
+_COMBINED = LazyRegex(
+    _COMMON.pattern[: _COMMON.pattern.rindex(r"\s*$")]
+    + r'\s+(-|"(-|(\s*(?P<referrer>' + _ANY + r'*?)")))\s+(-|"(-|(\s*(?P<agent>' + _ANY + r'*?)")))'
+)
+_APACHE_ERROR = (
+    LazyRegex(
+        r"^\s*(-|\[(-|(?P<timestamp>[^\[]*))\])\s+(-|\[(-|(?P<module>[^:]*):(?P<severity>[^\[]*))\])\s+"
+        r"(-|\[\s*pid\s*(-|(?P<pid>[^:]*)(:\s*tid\s*(?P<thread>[^\[]*))?)\])\s"
+        r"(-|\[\s*client\s*(-|(?P<client>.*:?):(?P<port>[^\[]*))\])\s(-|(?P<message>.*))\s*$"
+    ),
+    LazyRegex(
+        r"^\s*\[(?P<timestamp>[^\]]+)\]\s+\[(-|(?P<module>[^:]+)):(?P<severity>[^\]]+)\]\s+"
+        r"\[pid\s+(?P<pid>\d+)(:tid\s+(?P<thread>\d+))?\]\s+(?P<message1>[^\[]*?:\s+([^\[]*?:\s+)?)?"
+        r"(\[client\s+(?P<client>.+?):(?P<port>\d+)\]\s+)?(?P<message2>.*)(,referer.*)?\s*$"
+    ),
+)
+_APACHE = {"common": (_COMMON,), "combined": (_COMBINED,), "error": _APACHE_ERROR}
+
+
+def parse_apache_log(value: str, format_: str, timestamp_format: str | None) -> dict[str, Any]:
+    for pattern in _APACHE[format_]:
+        groups = pattern.captures(value)
+        if groups is not None:
+            return _log_fields(pattern, groups, "%d/%b/%Y:%T %z" if timestamp_format is None else timestamp_format)
+    raise FunctionError(f"failed parsing {format_} log line")
+
+
 _NGINX = {
     "combined": LazyRegex(
         r'^\s*(-|(?P<client>\S+))\s+\-\s+(-|(?P<user>\S+))\s+\[(?P<timestamp>.+)\]\s+"(?P<request>[^"]*)"\s+'
@@ -128,18 +159,63 @@ def parse_nginx_log(value: str, format_: str, timestamp_format: str | None) -> d
     return fields
 
 
-def _check_nginx_format(args: Any) -> None:
-    arg = args[1]
-    if arg is None or not arg.constant or arg.value not in _NGINX:
-        names = ", ".join(f'"{name}"' for name in _NGINX)
-        raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+# The fields VRL's type checks know of each parser's object (and no others: reading another is null)
+_COMMON_FIELDS = {name: B | NULL for name in ("host", "identity", "user", "message", "method", "path", "protocol")} | {
+    "timestamp": TS | NULL, "status": I | NULL, "size": I | NULL}
+_APACHE_FIELDS = {
+    "common": _COMMON_FIELDS,
+    "combined": _COMMON_FIELDS | {"referrer": B | NULL, "agent": B | NULL},
+    "error": {"timestamp": TS | NULL} | {name: B | NULL for name in ("module", "severity", "thread", "port", "message")},
+}
+_NGINX_ACCESS = {"remote_addr": B | NULL, "remote_user": B | NULL, "timestamp": TS, "request": B, "status": I,
+                 "body_bytes_size": I, "http_referer": B | NULL, "http_user_agent": B | NULL}
+_NGINX_FIELDS = {
+    "combined": {"client": B, "user": B | NULL, "timestamp": TS, "request": B, "status": I, "size": I,
+                 "referer": B | NULL, "agent": B | NULL, "compression": B | NULL},
+    "main": _NGINX_ACCESS | {"http_x_forwarded_for": B | NULL},
+    "ingress_upstreaminfo": _NGINX_ACCESS | {
+        "request_length": I, "request_time": F, "proxy_upstream_name": B, "proxy_alternative_upstream_name": B | NULL,
+        "upstream_addr": B, "upstream_response_length": I, "upstream_response_time": F, "upstream_status": I,
+        "req_id": B},
+    "error": {"timestamp": TS, "severity": B, "pid": I, "tid": I, "cid": I, "message": B, "excess": F | NULL} | {
+        name: B | NULL for name in ("zone", "client", "server", "request", "upstream", "host", "port")},
+}
+_KLOG_FIELDS = {"level": B, "timestamp": TS, "id": I, "file": B, "line": I, "message": B}
+_SYSLOG_FIELDS = {"message": B, "timestamp": TS | NULL, "procid": B | I | NULL, "version": I | NULL} | {
+    name: B | NULL for name in ("hostname", "severity", "facility", "appname", "msgid")}
+
+
+def _object_of(fields: dict[str, Any]) -> Any:
+    result = TypeDef(OBJ, True, fields)
+    return lambda args: result
+
+
+def _object_by_format(tables: dict[str, dict[str, Any]]) -> Any:
+    def type_def(args: Args) -> TypeDef:
+        arg = args[1]
+        return TypeDef(OBJ, True, tables.get(arg.value) if arg is not None and arg.constant else None)
+
+    return type_def
+
+
+def _format_check(formats: dict[str, Any]) -> Any:
+    def check(args: Any) -> None:
+        arg = args[1]
+        if arg is None or not arg.constant or arg.value not in formats:
+            names = ", ".join(f'"{name}"' for name in formats)
+            raise ArgumentError(f'invalid enum variant for argument "format"; expected one of: {names}')
+
+    return check
 
 
 FUNCTIONS = [
-    function("parse_nginx_log", (req("value", B), req("format", B), opt("timestamp_format", B)), always(OBJ, True),
-             parse_nginx_log, check=_check_nginx_format),
-    function("parse_klog", (req("value", B),), always(OBJ, True), parse_klog),
-    function("parse_common_log", (req("value", B), opt("timestamp_format", B)), always(OBJ, True), parse_common_log),
+    function("parse_nginx_log", (req("value", B), req("format", B), opt("timestamp_format", B)),
+             _object_by_format(_NGINX_FIELDS), parse_nginx_log, check=_format_check(_NGINX)),
+    function("parse_apache_log", (req("value", B), req("format", B), opt("timestamp_format", B)),
+             _object_by_format(_APACHE_FIELDS), parse_apache_log, check=_format_check(_APACHE)),
+    function("parse_klog", (req("value", B),), _object_of(_KLOG_FIELDS), parse_klog),
+    function("parse_common_log", (req("value", B), opt("timestamp_format", B)), _object_of(_COMMON_FIELDS),
+             parse_common_log),
 ]
 
 
@@ -219,4 +295,4 @@ def parse_syslog(value: str) -> dict[str, Any]:
     return fields
 
 
-FUNCTIONS.append(function("parse_syslog", (req("value", B),), always(OBJ, True), parse_syslog))
+FUNCTIONS.append(function("parse_syslog", (req("value", B),), _object_of(_SYSLOG_FIELDS), parse_syslog))

@@ -1,8 +1,8 @@
 """VRL's regex values: Rust ``regex`` syntax on RE2, with captures, find-all, replace and split.
 
 ``compile_vrl_regex`` is what a regex literal (``r'...'``) and ``to_regex``
-compile to; the pattern is rewritten for RE2 by ``conditions.regex`` (the same
-rules as conditions' ``match``), so a bad pattern raises its ``RegexError``.
+compile to; the pattern is rewritten for RE2 by ``logagent.user_regex`` (the one
+way a config's regex is compiled), so a bad pattern raises its ``RegexError``.
 Offsets from RE2 are UTF-8 byte offsets: an ASCII text is sliced directly,
 any other through its encoding.
 """
@@ -15,7 +15,8 @@ from collections.abc import Callable
 import functools
 from typing import Any
 
-from ...conditions.regex import RegexError, compile_rust_pattern
+from ...user_regex import RegexError, compile_rust_pattern, required_literal
+from ...user_regex.rust_syntax import _Rewriter
 from .regex_bounded import bounded_pattern
 
 __all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
@@ -25,7 +26,7 @@ __all__ = ["LazyRegex", "Regex", "RegexError", "compile_vrl_regex"]
 @functools.cache
 def _binding() -> tuple[Any, Any, Callable[[Any], dict[str, int]]]:
     """(UNANCHORED, options, group_names) of the RE2 binding, imported on the first regex (not at start)."""
-    from ...conditions import re2_binding  # noqa: PLC0415
+    from ...user_regex import re2_binding  # noqa: PLC0415
 
     options = re2_binding.Options()
     options.log_errors = False
@@ -40,24 +41,42 @@ class Regex:
     """A compiled VRL regex; equal to another with the same pattern text."""
 
     is_vrl_regex = True
-    __slots__ = ("pattern", "group_count", "names", "_match", "_search", "_named")
+    __slots__ = ("pattern", "group_count", "names", "_match", "_search", "_named", "_required")
 
     def __init__(self, pattern: str) -> None:
-        unanchored, options, group_names = _binding()
-        compiled = compile_rust_pattern(pattern, options)
         #: the pattern as written
         self.pattern = pattern
+        bounded = bounded_pattern(pattern)
+        if bounded is not None:
+            # Rust's syntax checks without RE2 (which takes every bounded pattern they pass: test_vrl_regex_lazy);
+            # RE2 (4 MiB) loads when a search needs it (a text that is not ASCII, find-all, replace, split)
+            _Rewriter(pattern).run()
+            self.group_count = bounded.groups
+            self.names = dict(sorted(bounded.groupindex.items()))  # in RE2's order (group_names: by name)
+            self._match = self._first_match
+        else:
+            self._compile()
+        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
+        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
+        #: whether ``re``'s groupdict() lists the names in the order of ``names``
+        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
+        #: text every match contains (``status=5`` of ``status=5\d\d``): a text without it does not match
+        self._required = required_literal(pattern) or ""
+
+    def _compile(self) -> None:
+        unanchored, options, group_names = _binding()
+        compiled = compile_rust_pattern(self.pattern, options)
         #: capture groups, not counting group 0
         self.group_count: int = compiled.NumberOfCapturingGroups()
         #: group name -> index
         self.names: dict[str, int] = group_names(compiled)
         #: RE2's unanchored search: (data, start, end) -> spans
         self._match: Callable[..., Spans] = functools.partial(compiled.Match, unanchored)
-        bounded = bounded_pattern(pattern)
-        #: ``re``'s search for ASCII texts, when the pattern has no repetition (``regex_bounded.py``)
-        self._search: Callable[[str], re.Match[str] | None] | None = bounded.search if bounded is not None else None
-        #: whether ``re``'s groupdict() lists the names in the order of ``names``
-        self._named = bounded is not None and list(bounded.groupindex) == list(self.names)
+
+    def _first_match(self, data: bytes, start: int, end: int) -> Spans:
+        """RE2's search, compiled on first use (a bounded pattern)."""
+        self._compile()
+        return self._match(data, start, end)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Regex) and other.pattern == self.pattern
@@ -69,10 +88,7 @@ class Regex:
         return f"Regex({self.pattern!r})"
 
     def is_match(self, text: str) -> bool:
-        if self._search is not None and text.isascii():
-            return self._search(text) is not None
-        data = text.encode("utf-8", "surrogatepass")
-        return self._match(data, 0, len(data))[0][0] >= 0
+        return matches(text, self)
 
     def captures(self, text: str) -> list[str | None] | None:
         """The first match's groups (0 is the whole match; None for a group that took no part)."""
@@ -181,6 +197,17 @@ class Regex:
         return pieces
 
 
+def matches(text: str, regex: Regex) -> bool:
+    """Whether ``regex`` matches anywhere in ``text`` (VRL's ``match``, text first: one call per match)."""
+    if regex._required not in text:
+        return False
+    search = regex._search
+    if search is not None and text.isascii():
+        return search(text) is not None
+    data = text.encode("utf-8", "surrogatepass")
+    return regex._match(data, 0, len(data))[0][0] >= 0
+
+
 class LazyRegex(Regex):
     """A known-good pattern of the standard library, compiled on first use (RE2 is not loaded at start)."""
 
@@ -196,7 +223,7 @@ class LazyRegex(Regex):
         raise AttributeError(name)
 
 
-_COMPILED_SLOTS = frozenset({"group_count", "names", "_match", "_search", "_named"})
+_COMPILED_SLOTS = frozenset({"group_count", "names", "_match", "_search", "_named", "_required"})
 
 
 def compile_vrl_regex(pattern: str) -> Regex:

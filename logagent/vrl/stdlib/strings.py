@@ -8,7 +8,7 @@ from ..function import ArgumentError, FunctionError, TypeDef
 from ..value import Kind
 from .declare import ARR, BOOL, RE, Args, B, I, always, function, opt, req
 from .display import value_kind
-from .regex import Regex
+from .regex import Regex, matches
 
 # Rust's char::is_whitespace (the White_Space property), what str::trim removes
 WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -132,10 +132,6 @@ def strlen(value: str) -> int:
     return len(value)
 
 
-def match(value: str, pattern: Regex) -> bool:
-    return pattern.is_match(value)
-
-
 def match_any(value: str, patterns: list[Regex]) -> bool:
     return any(pattern.is_match(value) for pattern in patterns)
 
@@ -174,6 +170,6 @@ FUNCTIONS = [
     function("strip_whitespace", (req("value", B),), always(B), strip_whitespace),
     function("truncate", (req("value", B), req("limit", I), opt("suffix", B)), always(B), truncate),
     function("strlen", (req("value", B),), always(I), strlen),
-    function("match", (req("value", B), req("pattern", RE)), always(BOOL), match),
+    function("match", (req("value", B), req("pattern", RE)), always(BOOL), matches),
     function("match_any", (req("value", B), req("patterns", ARR)), always(BOOL), match_any, check=_check_regex_array("patterns")),
 ]

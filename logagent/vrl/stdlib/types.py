@@ -28,6 +28,7 @@ def _assertion(name: str, kind: Kind, python_type: type) -> Any:
             return value
         raise FunctionError(message + value_kind(value))
 
+    assert_kind.asserted_type = python_type  # type: ignore[attr-defined]  (a call checks it inline: bound_calls)
     return function(name, (req("value", ANY),), fallible_unless(kind), assert_kind)
 
 

@@ -1,7 +1,7 @@
 """User regexes on Google's RE2, with the meaning of Rust's ``regex`` crate.
 
 ``compile_regex`` is the one way the agent compiles a regex from a config
-(VRL's ``match()``; multiline ``start_pattern`` is to use it too). RE2 matches
+(VRL regex values; multiline ``start_pattern`` and ``condition_pattern``). RE2 matches
 in time linear in the text, whatever the pattern, so no pattern can hang the
 agent, and its syntax is that of Rust's crate (which VRL uses): no look-around,
 no backreferences, ``$`` is the end of the text unless ``(?m)``, ``\\z``,

@@ -37,7 +37,7 @@ def check_binding() -> None:
         installed = importlib.metadata.version("google-re2")
         raise BindingChanged(
             f"google-re2 {installed}: re2._re2.RE2 lacks {', '.join(missing)}; "
-            f"logagent/conditions/re2_binding.py is written for google-re2=={PINNED_VERSION}"
+            f"logagent/user_regex/re2_binding.py is written for google-re2=={PINNED_VERSION}"
         )
 
 
