@@ -154,6 +154,8 @@ VECTOR_SHAPES = [
     '. = [{"n": 1}, {"n": 2, "timestamp": .timestamp}, "text"]',
     ". = .message\n.after = 1",
     '. = "only " + string!(.message)',
+    # unnest: one record per item of the array at the path (a runtime error leaves the record as it was)
+    ".items = parse_json(.message) ?? []\n. = unnest!(.items)",
     # the record's timestamp, stream and truncation may hold any value, as in Vector
     ".timestamp = to_unix_timestamp!(.timestamp)",
     ".timestamp = null\n.stream = 5\n.truncated = false",
@@ -183,3 +185,18 @@ def test_a_non_string_timestamp_is_read_back_by_later_components() -> None:
     assert event.get("stream") is None and event.has("stream") and event.to_dict()["stream"] is None
     (_, again), = transform(".seen = .timestamp").process(Batch([event], [AckGroup()], 10))
     assert json.loads(encode_json(again.events[0]))["seen"] == 1796205600
+
+
+def test_batch_of_records_some_without_message() -> None:
+    """A remap before this one may have deleted some records' message: the batch reads it as absent."""
+    dropper = transform('if .message == "drop" { del(.message) }')
+    out, _, _ = run(dropper, ["drop", '{"x": 1}', "text"])
+    ctx = context()
+    events = [LogEvent(r.get("message"), r["stream"], r["timestamp"], ctx) for r in out[""]]
+    assert events[0].message is None and events[0].fields is None
+    parser = transform('structured, err = parse_json(.message)\nif err == null { .parsed_data = structured }')
+    outputs = parser.process(Batch(events, [AckGroup()], 100))
+    records = [json.loads(encode_json(e)) for _, batch in outputs for e in batch.events]
+    assert [r.get("message") for r in records] == [None, '{"x": 1}', "text"]
+    assert [r.get("parsed_data") for r in records] == [None, {"x": 1}, None]
+    assert "message" not in records[0] and not parser.errors

@@ -10,7 +10,9 @@ new event (its ``fields`` None when empty and the message is a string).
 Two ways in: a :class:`Draft` (``parse_json``, ``sample``) is edited path by
 path, nested dicts copied along the changed path only; the remap transform
 gives a whole new record (``remap_records.target_to_event``), compared with
-the context key by key.
+the context key by key. Both make their event with :func:`record_event`; the
+remap transform's batch run (``remap_batch``) makes a batch's events in one
+pass instead, its ``remap_fields.own_fields`` following the same rule.
 """
 
 from __future__ import annotations
@@ -37,11 +39,8 @@ class Draft:
         self.fields: dict[str, Any] = dict(resolved(event.fields, event.message)) if event.fields else {}
 
     def event(self, like: LogEvent) -> LogEvent:
-        """The edited record with ``like``'s stream, timestamp and truncation (as :func:`record_event` makes it)."""
-        fields: dict[str, Any] | None = self.fields
-        if not fields and self.message is not None:
-            fields = None
-        return LogEvent(self.message, like.stream, like.timestamp, self.ctx, like.truncated, fields)
+        """The edited record with ``like``'s stream, timestamp and truncation, made by :func:`record_event`."""
+        return record_event(self.message, like.stream, like.timestamp, self.ctx, like.truncated, self.fields)
 
     def _own(self, key: str) -> bool:
         """Make top-level ``key`` editable in ``fields``; False when the record has no such key."""

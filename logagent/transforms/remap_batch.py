@@ -58,7 +58,10 @@ class EventsSource:
     def column(self, key: str) -> tuple[Column, list[bool] | None, set[type] | None]:
         events = self.events
         if key == "message":
-            return [e.message for e in events], None, _TEXT  # a string: an event without fields has one
+            messages = [e.message for e in events]
+            if None not in messages:
+                return messages, None, _TEXT
+            return (*_line_column(messages), None)  # a transform dropped some records' message
         if key == "stream":
             return (*_line_column([e.stream for e in events]), None)
         if key == "timestamp":

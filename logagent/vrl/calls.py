@@ -49,7 +49,9 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         compiler.impure = True
     fallible = type_def.fallible or bool(checks)
     # VRL accepts f!(...) on a call that cannot fail (no E620 in current VRL)
-    fields = {key: Type(kind) for key, kind in type_def.fields.items()} if type_def.fields is not None else None
+    items = type_def.items or {}
+    fields = {key: Type(kind, element=Type(items[key]) if key in items else None)
+              for key, kind in type_def.fields.items()} if type_def.fields is not None else None
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
@@ -59,7 +61,7 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         bare = bound_call(implementation, compiled, masks, None)
     else:
         run, bare = _caller(implementation, runs, tuple(checks), prefix)
-    failure = _unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
+    failure = unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
         if checks and not node.bang else None
     return Compiled(run, result, fallible and not node.bang, bare=bare, failure=failure)
 
@@ -69,7 +71,7 @@ _GUARDS = {Kind.BYTES: "string", Kind.INTEGER: "int", Kind.FLOAT: "float", Kind.
            Kind.OBJECT: "object", Kind.ARRAY: "array", Kind.TIMESTAMP: "timestamp"}
 
 
-def _unverified_argument(compiler: Any, node: Call, params: tuple[Param, ...], slots: list[Any],
+def unverified_argument(compiler: Any, node: Call, params: tuple[Param, ...], slots: list[Any],
                          compiled: list[Compiled | None], check: tuple[int, Kind]) -> Any:
     """E110, as VRL reports a call whose argument's type cannot be verified and whose error is not handled.
 

@@ -18,7 +18,7 @@ from typing import Any
 from .ast import Call
 from .expressions import Compiled, Evaluator
 from .runtime import Frame
-from .types import BYTES, NULL, Type
+from .types import item_type, BYTES, NULL, Type
 from .value import Kind, kind_names
 
 #: name -> (accepted kinds of the value, the closure's parameters, what the body must give, or None)
@@ -59,7 +59,7 @@ def compile_closure_call(compiler: Any, node: Call) -> Compiled:
         raise diagnostics.error("E120", "invalid closure arity", node.offset, node.name_end, (
             f"this function requires a closure with {len(params)} argument(s)",
             f"but {len(closure.params)} argument(s) are supplied"))
-    body, slots = _compile_body(compiler, closure, value.type.kinds, params)
+    body, slots = _compile_body(compiler, closure, value.type, params)
     if body_kind is not None and body.type.kinds != body_kind:
         raise diagnostics.error("E122", "type mismatch in closure return type", closure.body.offset,
                                 closure.body.end, (f"block returns invalid value type, expected {kind_names(body_kind)}",))
@@ -68,15 +68,17 @@ def compile_closure_call(compiler: Any, node: Call) -> Compiled:
     return Compiled(run, Type(result.kinds))
 
 
-def _compile_body(compiler: Any, closure: Any, kinds: Kind, params: tuple[str, ...]) -> tuple[Compiled, tuple[int, int]]:
+def _compile_body(compiler: Any, closure: Any, value: Type, params: tuple[str, ...]) -> tuple[Compiled, tuple[int, int]]:
     """The closure's body, and the slots of (key or index, value): -1 for one the closure does not take."""
     types = compiler.types
+    kinds = value.kinds
+    item = item_type(value) if kinds == Kind.ARRAY else Type(Kind.ANY)
     before = types.snapshot()
     types.enter()
     try:
         key_type = BYTES if kinds == Kind.OBJECT else Type(Kind.INTEGER) if kinds == Kind.ARRAY else \
             Type(Kind.BYTES | Kind.INTEGER)
-        declared = {role: types.declare(name, key_type if role == "key" else Type(Kind.ANY))
+        declared = {role: types.declare(name, key_type if role == "key" else item)
                     for role, name in zip(params, closure.params)}
         body = compiler.compile_statements(closure.body.statements)
     finally:

@@ -1,7 +1,8 @@
 """Compiling statements and function calls; the whole compiler.
 
 Function calls resolve through ``logagent.vrl.stdlib.FUNCTIONS`` only;
-``del`` and ``exists`` take a path, not a value, and are compiled here.
+``del`` and ``exists`` take a path, not a value, and are compiled here
+(``unnest``, the third such function, in ``unnest.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .closures import compile_closure_call
 from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
+from .unnest import compile_unnest
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
 from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
 from .value import Kind, kind_names
@@ -131,6 +133,8 @@ class Compiler(ExpressionCompiler):
             return compile_closure_call(self, node)
         if node.name in ("del", "exists"):
             return self.compile_path_function(node)
+        if node.name == "unnest":
+            return compile_unnest(self, node)
         return compile_call(self, node)
 
     def compile_path_function(self, node: Call) -> Compiled:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ast import EVENT, Binary, Call, Group, Literal, Query, Variable
+from .compile_cache import CompileCache
 from .condition_compiler import ConditionCompiler
 from .diagnostic import VrlError
 from .parser import parse_program
@@ -120,18 +121,8 @@ class _FramedCondition(Condition):
 
 def compile_condition(source: str) -> Condition:
     """Compile condition ``source`` once; raises ``VrlError`` (VRL's code, line, column and fix)."""
-    compiled = _COMPILED.get(source)
-    if compiled is None:
-        compiled = _compile(source)
-        if len(_COMPILED) >= _KEEP:
-            _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[source] = compiled
+    compiled = _compiled(source)
     return (_FramedCondition if compiled[1] >= 0 else Condition)(source, *compiled)
-
-
-#: validate and the transform compile the same text; each gets its own Condition (its own counters)
-_KEEP = 64
-_COMPILED: dict[str, tuple[Any, int, Paths, bool, tuple[str, str] | None]] = {}
 
 
 def _compile(source: str) -> tuple[Any, int, Paths, bool, tuple[str, str] | None]:
@@ -156,6 +147,10 @@ def _compile(source: str) -> tuple[Any, int, Paths, bool, tuple[str, str] | None
     field_equals = _field_equals(_ungrouped(tree.statements[0])) if len(tree.statements) == 1 else None
     slots = compiler.types.slots if not compiler.direct else -1
     return compiled.run, slots, paths, not compiler.impure, field_equals
+
+
+#: validate and the transform compile the same text; each gets its own Condition (its own counters)
+_compiled: CompileCache[tuple[Any, int, Paths, bool, tuple[str, str] | None]] = CompileCache(_compile, 64)
 
 
 def _field_equals(node: Any) -> tuple[str, str] | None:

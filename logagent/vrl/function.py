@@ -62,6 +62,8 @@ class TypeDef:
     kinds: Kind
     fallible: bool
     fields: Mapping[str, Kind] | None = None
+    #: for array fields of ``fields``: the kinds of every item
+    items: Mapping[str, Kind] | None = None
 
 
 #: (arguments in ``params`` order, None where absent) -> result type

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .batch_compiler import BatchProgram, compile_batch
+from .compile_cache import CompileCache
 from .compiler import Compiler
 from .parser import parse_program
 from .runtime import Aborted, Frame, Returned
@@ -55,17 +56,7 @@ def compile_program(source: str) -> Program:
     same text; a reload compiles it again): a Program is never changed by a run
     (two transforms with the same text share their `log` calls' rate limits).
     """
-    program = _COMPILED.get(source)
-    if program is None:
-        program = _compile(source)
-        if len(_COMPILED) >= _KEEP:
-            _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[source] = program
-    return program
-
-
-_KEEP = 32
-_COMPILED: dict[str, Program] = {}
+    return _compiled(source)
 
 
 def _compile(source: str) -> Program:
@@ -76,5 +67,7 @@ def _compile(source: str) -> Program:
                    frozenset(compiler.writes), not compiler.impure, compiled.type.kinds,
                    compile_batch(tree.statements, compiler))
 
+
+_compiled: CompileCache[Program] = CompileCache(_compile, 32)
 
 __all__ = ["Aborted", "Program", "compile_program"]

@@ -27,6 +27,8 @@ class Type:
     #: ``fields`` are the fields known so far of an object that may have others (any type), as VRL
     #: knows ``.x`` after ``.x = "a"`` on an event of unknown shape
     open: bool = False
+    #: the type of every item of an array of unknown length (``unnest``'s copies, a function's known items)
+    element: Type | None = None
 
     def union(self, other: Type) -> Type:
         """Either of two types (after branches): known fields and items of both stay known, as in VRL."""
@@ -39,6 +41,8 @@ class Type:
         if kinds == Kind.ARRAY and self.items is not None and other.items is not None \
                 and len(self.items) == len(other.items):
             return Type(Kind.ARRAY, None, tuple(a.union(b) for a, b in zip(self.items, other.items)))
+        if kinds == Kind.ARRAY and self.element is not None and other.element is not None:
+            return Type(Kind.ARRAY, element=self.element.union(other.element))
         return Type(kinds)
 
     def field(self, key: str) -> Type:
@@ -63,6 +67,8 @@ class Type:
                 if current.kinds == Kind.ARRAY and current.items is not None:
                     items = current.items
                     current = items[segment] if -len(items) <= segment < len(items) else NULL
+                elif current.kinds == Kind.ARRAY and current.element is not None:
+                    current = current.element.union(NULL)  # an index of an array of unknown length may be past its end
                 elif not current.kinds & Kind.ARRAY:
                     return NULL
                 else:
@@ -83,6 +89,20 @@ def type_of_constant(value: Any) -> Type:
     if type(value) is list:
         return Type(Kind.ARRAY, None, tuple(type_of_constant(item) for item in value))
     return Type(kind_or_none(value))
+
+
+def item_type(array: Type) -> Type:
+    """What any item of an array of this type is (anything when nothing is known of its items)."""
+    if array.kinds != Kind.ARRAY:
+        return ANY
+    if array.element is not None:
+        return array.element
+    if not array.items:
+        return ANY
+    result = array.items[0]
+    for item in array.items[1:]:
+        result = result.union(item)
+    return result
 
 
 def with_field(base: Type, segments: Segments, value: Type) -> Type:
@@ -138,8 +158,6 @@ class TypeState:
         return self.roots[root].at(segments)
 
     def assign_path(self, root: str, segments: Segments, value: Type) -> None:
-        if not segments and root == "." and not value.kinds & Kind.OBJECT:
-            value = OBJECT
         self.roots[root] = with_field(self.roots[root], segments, value)
 
     # -- variables -----------------------------------------------------------
