@@ -26,6 +26,9 @@ class ScriptedNotifier:
         self.calls.append((debounce_ms, step_ms, timeout_ms))
         return self.answers.pop(0)
 
+    def close(self) -> None:
+        self.answers.clear()
+
 
 def test_short_step_while_changes_come_idle_step_after_a_quiet_spell() -> None:
     one, two, three = {(MODIFIED, "/a")}, {(MODIFIED, "/b")}, {(ADDED, "/c")}

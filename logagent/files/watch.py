@@ -27,7 +27,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 import structlog
 
@@ -37,6 +37,14 @@ log = structlog.get_logger(__name__)
 ADDED, MODIFIED, DELETED = 1, 2, 3
 
 OnChanges = Callable[[set[tuple[int, str]]], None]
+
+
+class Notifier(Protocol):
+    """What is used of watchfiles' ``RustNotify``."""
+
+    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int, stop_event: threading.Event) -> object: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ async def watch_tree(root: str, on_changes: OnChanges, stop_event: asyncio.Event
             return
 
 
-async def _run_notifier(notifier: Any, on_changes: OnChanges, stop_event: asyncio.Event, steps: Steps) -> None:
+async def _run_notifier(notifier: Notifier, on_changes: OnChanges, stop_event: asyncio.Event, steps: Steps) -> None:
     """Run ``notifier`` in its own thread until ``stop_event`` (or its error, raised here)."""
     loop = asyncio.get_running_loop()
     stop = threading.Event()
@@ -111,7 +119,7 @@ async def _run_notifier(notifier: Any, on_changes: OnChanges, stop_event: asynci
     await finished  # raises the thread's error
 
 
-def notify_loop(notifier: Any, post: OnChanges, stop: threading.Event, steps: Steps) -> None:
+def notify_loop(notifier: Notifier, post: OnChanges, stop: threading.Event, steps: Steps) -> None:
     """Pass every batch of ``notifier`` to ``post``, at the short step while changes come, until ``stop``."""
     busy = False
     while not stop.is_set():
