@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from logagent.files import CheckpointStore, FileTailer
-from logagent.files.ready import BIG_TURN_BYTES, ReadyQueue
+from logagent.files.ready import BIG_TURN_BYTES, YIELD_SECS, ReadyQueue, TurnPacer
 from tests.test_files_tailer import WAIT, Collector, make_config, write_lines
 
 COOLDOWN = 0.1
@@ -174,3 +174,19 @@ async def test_a_busy_file_is_read_about_once_per_cooldown_at_most(tmp_path: Pat
     cooldown = make_config(tmp_path).read_cooldown_ms / 1000
     # the first read, one per cooldown while writing (two after a quiet spell), the last lines
     assert chunks <= 3 + 2 * (elapsed / cooldown + 1), chunks
+
+
+def test_the_loop_yields_after_a_big_read_or_a_stretch_of_small_turns_not_after_each_turn() -> None:
+    clock = Clock()
+    pacer = TurnPacer(clock)
+    pacer.others_ran(0)
+    total = 0
+    for _ in range(100):  # a sweep of small turns, faster than YIELD_SECS: one stretch
+        total += 120
+        assert not pacer.turn_done(total)
+        clock.now += YIELD_SECS / 200
+    clock.now += YIELD_SECS
+    assert pacer.turn_done(total)  # the stretch lasted long enough: the others run now
+    pacer.others_ran(total)
+    assert not pacer.turn_done(total + BIG_TURN_BYTES - 1)
+    assert pacer.turn_done(total + BIG_TURN_BYTES)  # one big turn: the others run at once

@@ -203,3 +203,37 @@ async def test_failing_writes_are_retried_counted_and_logged_once(tmp_path: Path
     assert len(failures) == 1  # rate-limited
     assert failures[0]["path"] == str(data / "checkpoints.json")
     assert any(e["event"] == "checkpoint writes work again" for e in logs)
+
+
+async def test_small_progress_is_held_back_and_enough_progress_is_written_at_once(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = CheckpointStore(data, hold_secs=3600.0, hold_bytes=1000)
+    store.set("a", "1:1", Checkpoint(offset=0, fp="", fp_len=0))
+    store.flush()
+    writes = store.writes
+    async with store.writing():
+        store.set("a", "1:1", Checkpoint(offset=999, fp="", fp_len=0))  # less than hold_bytes: held
+        await asyncio.sleep(0.2)
+        assert store.writes == writes
+        assert CheckpointStore(data).get("a", "1:1").offset == 0
+        store.set("a", "1:1", Checkpoint(offset=1000, fp="", fp_len=0))  # now hold_bytes moved
+        for _ in range(500):
+            if store.writes > writes:
+                break
+            await asyncio.sleep(0.01)
+    assert CheckpointStore(data).get("a", "1:1").offset == 1000
+    store.set("a", "1:1", Checkpoint(offset=1001, fp="", fp_len=0))
+    store.close()  # the final write takes what was held back
+    assert CheckpointStore(data).get("a", "1:1").offset == 1001
+
+
+async def test_a_change_is_written_after_hold_secs_without_more_progress(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = CheckpointStore(data, hold_secs=0.05, hold_bytes=1 << 30)
+    async with store.writing():
+        store.set("a", "1:1", Checkpoint(offset=5, fp="", fp_len=0))
+        for _ in range(500):
+            if store.writes:
+                break
+            await asyncio.sleep(0.01)
+    assert CheckpointStore(data).get("a", "1:1").offset == 5  # written while running: no final flush here

@@ -14,12 +14,14 @@ Usage::
 
 Guarantees: a file's checkpoint only moves past a chunk once that chunk and
 every earlier chunk of the file were acknowledged (``chunk.ack.release()``).
-While a tailer runs, the store persists each change within a few milliseconds
-(``WRITE_SPACING_SECS``; more when the process is saturated, as writes are
-then spaced by three times their duration; atomic rename, at most one write
-in flight, newest state wins) and fsyncs a copy about once a second. After a
-process crash only unacknowledged chunks and the acknowledgements of the last
-write interval are read again; after a machine crash at most a second more. A
+While a tailer runs, the store persists each change within ``HOLD_SECS``
+(100 ms), sooner once ``HOLD_BYTES`` (8 KiB) of progress wait, but no closer
+than ``WRITE_SPACING_SECS`` to the last write (more when the process is
+saturated, as writes are then spaced by three times their duration; atomic
+rename, at most one write in flight, newest state wins) and fsyncs a copy
+about once a second. After a process crash only unacknowledged chunks and
+the acknowledgements held back (at most 100 ms or 8 KiB of them) are read
+again; after a machine crash at most a second more. A
 corrupt checkpoint file is moved aside (``*.corrupt``) and its files start by
 ``read_from``; a failing write is retried, counted and logged, never raised.
 Memory is bounded by ``max_unacked_bytes`` + ``max_read_bytes`` + one partial

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from logagent.files.config import TailerConfig
 from logagent.files.lifecycle import FileTable
 from logagent.files.model import TailedFile
-from logagent.files.watch import watch_tree
+from logagent.files.watch import Steps, watch_tree
 
 _POLL_FALLBACK_SECS = 1.0
 
@@ -59,11 +59,11 @@ class ChangeFeed:
                 await task
 
     async def _watch(self) -> None:
-        await watch_tree(
-            self.log_dir, self.on_changes, self.stopped,
-            step_ms=self.config.watch_step_ms, debounce_ms=self.config.watch_debounce_ms,
-            retry_secs=self.config.rescan_interval_secs,
-        )
+        config = self.config
+        steps = Steps(step_ms=config.watch_step_ms, debounce_ms=config.watch_debounce_ms,
+                      idle_step_ms=config.watch_idle_step_ms, idle_after_ms=config.watch_idle_after_ms)
+        await watch_tree(self.log_dir, self.on_changes, self.stopped, steps=steps,
+                         retry_secs=config.rescan_interval_secs)
         if self.stopped.is_set():
             return
         self.polling = True

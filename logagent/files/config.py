@@ -53,10 +53,14 @@ class TailerConfig:
     max_unacked_bytes: int = 16 << 20
     #: Size of the leading-bytes fingerprint that guards against inode reuse.
     fingerprint_bytes: int = 256
-    #: watchfiles settings: a change is delivered after ``watch_step_ms`` of
-    #: quiet, at the latest ``watch_debounce_ms`` after the first change
+    #: change notifications (``files/watch.py``): a change is delivered after
+    #: ``watch_step_ms`` of quiet, at the latest ``watch_debounce_ms`` after
+    #: the first change; after ``watch_idle_after_ms`` without a change the
+    #: notifier checks every ``watch_idle_step_ms`` instead (fewer wake-ups)
     watch_step_ms: int = 10
     watch_debounce_ms: int = 20
+    watch_idle_step_ms: int = 25
+    watch_idle_after_ms: int = 1000
     #: a file a notification names is read no sooner than this after its last
     #: read turn began (``files/ready.py``): notifications come every few tens
     #: of ms, and a busy file read at each would cost a turn per few lines
@@ -67,7 +71,8 @@ class TailerConfig:
         if self.read_from not in ("beginning", "end"):
             problems.append(f"read_from: must be 'beginning' or 'end', got {self.read_from!r}")
         for name in ("max_read_bytes", "max_line_bytes", "max_unacked_bytes", "fingerprint_bytes",
-                     "watch_step_ms", "watch_debounce_ms", "read_cooldown_ms"):
+                     "watch_step_ms", "watch_debounce_ms", "watch_idle_step_ms", "watch_idle_after_ms",
+                     "read_cooldown_ms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 problems.append(f"{name}: must be a positive integer, got {value!r}")

@@ -3,7 +3,8 @@
 Every chunk the tailer emits is recorded here, in file order, with the offset
 it ends at. When a chunk's :class:`AckGroup` completes, the file's committed
 offset moves over the contiguous run of finished chunks at the front, and the
-checkpoint store gets the new offset (which it persists within milliseconds).
+checkpoint store gets the new offset (which it persists within 100 ms, sooner
+once 8 KiB of progress wait).
 Only the ``TailedFile`` that owns a file identity writes its checkpoint, so a
 file that was closed and opened again under a new object cannot be moved back
 by late acknowledgements of the old one.

@@ -47,6 +47,8 @@ _SLACK_SECS = 0.01
 _GRACE_SECS = 0.02
 #: a turn that read this much shared its costs among many lines: its file has no cooldown after it
 BIG_TURN_BYTES = 16384
+#: the tailer's loop lets other tasks run at least this often while it reads small turns
+YIELD_SECS = 0.005
 
 
 class ReadyQueue:
@@ -111,3 +113,29 @@ class ReadyQueue:
             f = self._files.popleft()
         f.state.queued = False
         return f
+
+
+class TurnPacer:
+    """When the tailer's loop lets other tasks (notifications, acknowledgements, sinks) run between turns.
+
+    Not after every turn: a sweep of small turns (a line or two from each of
+    many quiet files) then reaches a sink as one write, with one burst of
+    acknowledgements and one checkpoint write, instead of one of each per
+    file or two (about a quarter of the agent's CPU at 1,000 lines/s over 100
+    files). After ``BIG_TURN_BYTES`` read, or ``YIELD_SECS`` of turns, the
+    others run at once, so a busy file's reading cannot hold them back.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._bytes_then = 0
+        self._run_by = 0.0
+
+    def turn_done(self, bytes_read: int) -> bool:
+        """A turn ended (``bytes_read``: the tailer's running total): must the others run now?"""
+        return bytes_read - self._bytes_then >= BIG_TURN_BYTES or self._clock() >= self._run_by
+
+    def others_ran(self, bytes_read: int) -> None:
+        """The loop yielded (or slept): the next turns start a new stretch."""
+        self._bytes_then = bytes_read
+        self._run_by = self._clock() + YIELD_SECS

@@ -27,7 +27,7 @@ from logagent.files.config import TailerConfig
 from logagent.files.ledger import AckLedger
 from logagent.files.lifecycle import FileState, FileTable
 from logagent.files.model import Chunk, TailedFile
-from logagent.files.ready import ReadyQueue
+from logagent.files.ready import ReadyQueue, TurnPacer
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +52,7 @@ class FileTailer:
         self._feed = ChangeFeed(config, self.log_dir, self._table, self._ready.add, self._wake,
                                 lambda changes: self._on_changes(changes))
         self._stopping = False
+        self._pacer = TurnPacer()
         self._emit: Emit | None = None
         self._emitting: asyncio.Task[None] | None = None
         self._skip: Callable[[TailedFile], bool] | None = None
@@ -188,7 +189,9 @@ class FileTailer:
                 await self._sleep(self._idle_timeout())
                 continue
             await self._read_turn(f)
-            await asyncio.sleep(0)  # let notifications, acks and sinks run between turns
+            if self._pacer.turn_done(self.bytes_read):
+                await asyncio.sleep(0)  # let notifications, acks and sinks run (see TurnPacer)
+                self._pacer.others_ran(self.bytes_read)
 
     async def _run_once(self) -> None:
         while not self._stopping:
@@ -220,13 +223,14 @@ class FileTailer:
         self._wake.clear()
         if timeout is None:
             await self._wake.wait()
-            return
-        # a timer that sets the event: cheaper than wait_for (a task per call), and the loop sleeps often
-        timer = asyncio.get_running_loop().call_later(timeout, self._wake.set)
-        try:
-            await self._wake.wait()
-        finally:
-            timer.cancel()
+        else:
+            # a timer that sets the event: cheaper than wait_for (a task per call), and the loop sleeps often
+            timer = asyncio.get_running_loop().call_later(timeout, self._wake.set)
+            try:
+                await self._wake.wait()
+            finally:
+                timer.cancel()
+        self._pacer.others_ran(self.bytes_read)
 
     # -- reading ------------------------------------------------------------------
 
