@@ -30,7 +30,7 @@ from .batch_run import ABORTED, FAILED, KEEP, REMOVED, BatchRun, Source
 from .batch_values import NULL, TRUE, BatchErrors, Restart, Uniform, Values, apply, interleave, merge_sorted, split, \
     spread, without
 from .batch_calls import compile_batch_call
-from .batch_functions import called_names
+from .batch_functions import called_names, last_mentions
 from .deletion import path_arguments
 from .runtime import Aborted, default_of, delete_path, has_path, set_path
 
@@ -63,15 +63,16 @@ class BatchProgram:
 def compile_batch(statements: tuple[Any, ...], compiler: Any) -> BatchProgram | None:
     """The batch form of a program the per-record ``compiler`` has just compiled; None where unsupported."""
     try:
-        body = BatchCompiler(compiler, called_names(statements)).statements(statements)
+        body = BatchCompiler(compiler, called_names(statements), statements).statements(statements)
     except Unsupported:
         return None
     return BatchProgram(body, compiler.types.slots)
 
 
 class BatchCompiler(BatchExpressions):
-    def __init__(self, compiler: Any, names: frozenset[str]) -> None:
+    def __init__(self, compiler: Any, names: frozenset[str], statements: tuple[Any, ...]) -> None:
         super().__init__(compiler.notes)
+        self.last_mentions = last_mentions(statements)
         self.diagnostics = compiler.diagnostics
         #: every function the program calls
         self.names = names
@@ -290,8 +291,10 @@ class BatchCompiler(BatchExpressions):
 
                 return delete_variable
 
+            place = ("v", slot)
+
             def delete_in_variable(run: BatchRun, sel: list[int]) -> Values:
-                kept, removed = _deleted(run, run.variable(slot, sel), segments, value_used)
+                kept, removed = _deleted(run, run.variable(slot, sel), segments, value_used, place)
                 run.assign(slot, sel, kept)
                 return removed
 
@@ -307,8 +310,10 @@ class BatchCompiler(BatchExpressions):
 
             return delete_field
 
+        place = ("f", first)
+
         def delete_nested(run: BatchRun, sel: list[int]) -> Values:
-            kept, removed = _deleted(run, run.values(first, sel), rest, value_used)  # type: ignore[arg-type]
+            kept, removed = _deleted(run, run.values(first, sel), rest, value_used, place)  # type: ignore[arg-type]
             run.write(first, sel, kept, KEEP)  # type: ignore[arg-type]
             return removed
 
@@ -348,9 +353,12 @@ def _paired(function: Callable[[Any, Any, Any], Any], current: Values, segments:
     return [function(c, segments, v) for c, v in zip(spread(current), spread(values))]
 
 
-def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...],
-             value_used: bool = True) -> tuple[Values, Values]:
-    """(values without the path, the values removed; null when not ``value_used``)."""
+def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...], value_used: bool = True,
+             place: Any = None) -> tuple[Values, Values]:
+    """(values without the path, the values removed; null when not ``value_used``).
+
+    The dicts of a ``place`` that owns them (``BatchRun.owned``) lose the key in place, and stay its own.
+    """
     if type(current) is Uniform:
         kept, removed = delete_path(current.value, segments)
         return Uniform(kept), Uniform(removed)
@@ -358,6 +366,11 @@ def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...],
         key = segments[0]
         removed = list(map(dict.get, current, repeat(key))) if value_used else NULL
         holding = list(map(dict.__contains__, current, repeat(key)))
+        if place in run.owned:
+            for value, has in zip(current, holding):
+                if has:
+                    del value[key]
+            return run.give(current), removed
         if True not in holding:
             return current, removed
         if False not in holding:  # copies made in C; a loop deletes (a slot wrapper through map costs more)

@@ -70,6 +70,8 @@ class BatchExpressions:
 
     def __init__(self, notes: dict[tuple[int, str], tuple[Any, Any]]) -> None:
         self.notes = notes
+        #: variable name -> offset of the program's last mention of it (a read there is its last)
+        self.last_mentions: dict[str, int] = {}
 
     def note(self, node: Any, what: str) -> Any:
         entry = self.notes.get((id(node), what))
@@ -142,8 +144,10 @@ class BatchExpressions:
         return lambda run, sel: apply(concatenate, sel, [piece(run, sel) for piece in pieces])
 
     def variable(self, node: Variable) -> BatchEvaluator:
+        """A whole read of a variable (its objects may be held elsewhere after it, see ``BatchRun.release``)."""
         slot = self.note(node, "slot")
-        return lambda run, sel: run.variable(slot, sel)
+        place, last = ("v", slot), self.last_mentions.get(node.name) == node.offset
+        return lambda run, sel: run.release(place, run.variable(slot, sel), last)
 
     def query(self, node: Query) -> BatchEvaluator:
         segments = node.segments
@@ -151,7 +155,11 @@ class BatchExpressions:
             if node.base != EVENT or not segments or type(segments[0]) is not str:
                 raise Unsupported("the metadata, the event's root or an index on it")
             return event_reader(segments)
-        return navigated(self.expression(node.base), segments, self.kinds(node.base) == Kind.OBJECT)
+        base = node.base
+        if type(base) is Variable and segments:  # a read below it: no object of its own leaves
+            slot = self.note(base, "slot")
+            return navigated(lambda run, sel: run.variable(slot, sel), segments, self.kinds(base) == Kind.OBJECT)
+        return navigated(self.expression(base), segments, self.kinds(base) == Kind.OBJECT)
 
     # -- operators ----------------------------------------------------------
 
@@ -210,7 +218,8 @@ def event_reader(segments: tuple[str | int, ...]) -> BatchEvaluator:
     """``.a.b...``: the field's values for a selection (null where absent)."""
     first, rest = segments[0], segments[1:]
     if not rest:
-        return lambda run, sel: run.values(first, sel)  # type: ignore[arg-type]
+        place = ("f", first)
+        return lambda run, sel: run.release(place, run.values(first, sel), False)  # type: ignore[arg-type]
     return navigated(lambda run, sel: run.values(first, sel), rest)  # type: ignore[arg-type]
 
 

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Union
 
 import msgspec
 
-from .ast import Call
+from .ast import Call, Variable
 from .batch_run import BatchRun
 from .batch_values import FALSE, TRUE, BatchErrors, Uniform, Values, apply
 from .function import ArgInfo, FunctionError
@@ -59,6 +59,15 @@ Form = Callable[[BatchRun, list[int], list[Values], Callable[[Exception], Except
 def called_names(nodes: Any) -> frozenset[str]:
     """The names of every function called in a syntax tree (or a tuple of trees)."""
     return frozenset(node.name for node in _walk(nodes) if type(node) is Call)
+
+
+def last_mentions(nodes: Any) -> dict[str, int]:
+    """Variable name -> the offset of its last mention in a syntax tree, read, target or path base."""
+    last: dict[str, int] = {}
+    for node in _walk(nodes):
+        if type(node) is Variable:
+            last[node.name] = max(last.get(node.name, -1), node.offset)
+    return last
 
 
 def _walk(node: Any) -> Iterator[Any]:
@@ -123,14 +132,17 @@ def _parse_json(implementation: Callable[..., Any]) -> Form:
         if kept is not None:
             candidates, decoded, by_id = kept
             if len(candidates) == len(texts) and all(map(is_, candidates, texts)) and None not in decoded:
-                return run.know(decoded, _DICT)  # is_json decoded exactly these texts
+                if by_id is not None:  # some of its dicts were handed out already
+                    return run.know(decoded, _DICT)
+                del run.cache[_JSON_CACHE]  # handed out once, so the place that stores them may change them
+                return run.give(run.know(decoded, _DICT))  # is_json decoded exactly these texts
             if by_id is None:
                 by_id = {id(text): value for text, value in zip(candidates, decoded) if value is not None}
                 run.cache[_JSON_CACHE] = (candidates, decoded, by_id)
         else:
             by_id = None
             try:
-                return run.know(list(map(_flat_object, texts)), _DICT)
+                return run.give(run.know(list(map(_flat_object, texts)), _DICT))
             except (msgspec.DecodeError, UnicodeError):
                 pass
         lossy_value = lossy.value

@@ -49,7 +49,7 @@ class BatchRun:
     """The state of one run: the event's columns, the variables, the records that left."""
 
     __slots__ = ("source", "n", "cols", "present", "pending", "written", "vars", "var_pending", "failed", "live",
-                 "cache", "_types")
+                 "cache", "_types", "fresh", "owned")
 
     def __init__(self, source: Source, slots: int, failed: dict[int, tuple[str, Exception]]) -> None:
         self.source = source
@@ -70,6 +70,11 @@ class BatchRun:
         #: per-run memo of function fusions (``is_json`` then ``parse_json`` of the same text)
         self.cache: dict[Any, Any] = {}
         self._types: dict[int, tuple[list[Any], set[type]]] = {}
+        #: id -> a list of values no place holds yet whose objects nothing else holds (``give``)
+        self.fresh: dict[int, list[Any]] = {}
+        #: places, ("v", slot) or ("f", key), whose objects no other place or value holds: flat dicts that
+        #: ``del`` of a key may change in place (nobody else can see the change)
+        self.owned: set[tuple[str, Any]] = set()
 
     # -- fields -------------------------------------------------------------
 
@@ -114,6 +119,8 @@ class BatchRun:
         """Set (or with REMOVED delete) the field ``key`` of the records of ``sel``."""
         self.written[key] = None
         pending = self.pending.get(key)
+        self._claim(("f", key), values, len(sel) == self.n or (pending is None and type(values) is list and _nothing(
+            self._base(key))))
         if len(sel) == self.n or (len(sel) == self.live and mode != KEEP and type(values) is Uniform):
             if pending is not None:
                 del self.pending[key]
@@ -136,7 +143,7 @@ class BatchRun:
         """Merge the pending write of ``key`` into its column."""
         sel, values, mode = self.pending.pop(key)
         before = self._base(key)
-        nothing = type(before) is Uniform and before.value is ABSENT
+        nothing = _nothing(before)
         if nothing and mode != PRESENT:
             return
         self.cols[key] = scattered(before, sel, NULL if mode == REMOVED else values, self.n)
@@ -186,6 +193,7 @@ class BatchRun:
 
     def assign(self, slot: int, sel: list[int], values: Values) -> None:
         pending = self.var_pending.get(slot)
+        self._claim(("v", slot), values, len(sel) == self.n or (pending is None and self.vars[slot] is NULL))
         if len(sel) == self.n or (len(sel) == self.live and type(values) is Uniform):
             if pending is not None:
                 del self.var_pending[slot]
@@ -201,6 +209,31 @@ class BatchRun:
     def settle_variable(self, slot: int) -> None:
         sel, values = self.var_pending.pop(slot)
         self.vars[slot] = scattered(self.vars[slot], sel, values, self.n)
+
+    # -- ownership ----------------------------------------------------------
+
+    def give(self, values: list[Any]) -> list[Any]:
+        """Note that ``values`` is the only holder of its objects, all flat dicts (a new decode, or a place's
+        values read for the last time): the place that stores it first owns them."""
+        self.fresh[id(values)] = values
+        return values
+
+    def _claim(self, place: tuple[str, Any], values: Values, clean: bool) -> None:
+        """A place takes ``values`` for some records: it owns its objects if they are fresh and it held no others
+        (``clean``: it had nothing, or owned what it had, or every record is written)."""
+        if self.fresh.pop(id(values), None) is values and (clean or place in self.owned):
+            self.owned.add(place)
+        else:
+            self.owned.discard(place)
+
+    def release(self, place: tuple[str, Any], values: Values, last: bool) -> Values:
+        """A whole read of a place: its objects are seen elsewhere now; on its ``last`` read they move on with
+        ``values`` (nothing reads the place again)."""
+        if place in self.owned:
+            self.owned.discard(place)
+            if last and type(values) is list:
+                self.give(values)
+        return values
 
     # -- records ------------------------------------------------------------
 
@@ -224,6 +257,10 @@ class BatchRun:
         kinds = types_of(values)
         self._types[id(values)] = (values, kinds)
         return kinds
+
+
+def _nothing(col: Column) -> bool:
+    return type(col) is Uniform and col.value is ABSENT
 
 
 def same(a: list[int], b: list[int]) -> bool:
