@@ -95,6 +95,19 @@ BATCH_PROGRAMS = [
     '_, err = to_int(.s)\n.err = err',
     '.g = (.n)\n.h = (1 + 2) * 3',
     'del(.o.a, compact: false)',
+    # a decoded object changed in place by its one owner: no other holder may see it
+    't = parse_json(.message) ?? {}\n.a = t\ndel(.a.level)\n.b = t',
+    'if is_string(.message) && is_json(string!(.message)) { t = parse_json(.message) ?? {}; u = t; del(t.msg); '
+    '.u = u; .t = t }',
+    'if is_string(.message) && is_json(string!(.message)) { a = parse_json!(.message); b = parse_json!(.message); '
+    'del(a.msg); .a = a; .b = b }',
+    't = parse_json(.message) ?? {}\n.j = t\n.k = .j\ndel(.j.level)',
+    't = parse_json(.message) ?? {}\ndel(t.msg)\n.j = t\nif exists(.j.n) { del(.j.n) }\n.l = [.j]\ndel(.j.level)',
+    't = parse_json(.message) ?? {}\nl = [t]\ndel(t.msg)\n.l = l\n.t = t',
+    'x, err = parse_json(.message)\ny = x\ndel(x.msg)\n.y = y\n.x = x',
+    't = parse_json(.message) ?? {}\n.a = t\nif exists(.n) { .a = {} }\ndel(.a.msg)\n.b = .a',
+    'if is_string(.message) && is_json(string!(.message)) { t = parse_json(.message) ?? {}; .j = t; '
+    'del(.j.level); .lv = t.level }',
 ]
 
 
