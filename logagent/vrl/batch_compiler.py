@@ -52,7 +52,7 @@ class BatchProgram:
         while True:
             run = BatchRun(source, self._slots, failed)
             try:
-                self._body(run, [i for i in range(run.n) if i not in failed])
+                self._body(run, [i for i in range(run.n) if i not in failed] if failed else list(range(run.n)))
                 return run
             except Restart as restart:
                 failed = dict(run.failed)
@@ -364,13 +364,11 @@ def _deleted(run: BatchRun, current: Values, segments: tuple[str | int, ...], va
         return Uniform(kept), Uniform(removed)
     if len(segments) == 1 and type(segments[0]) is str and run.types(current) == {dict}:
         key = segments[0]
+        if place in run.owned:  # one pass: each dict gives up the key (a method through map is called fast)
+            popped = list(map(dict.pop, current, repeat(key), repeat(None)))
+            return run.give(current), popped if value_used else NULL
         removed = list(map(dict.get, current, repeat(key))) if value_used else NULL
         holding = list(map(dict.__contains__, current, repeat(key)))
-        if place in run.owned:
-            for value, has in zip(current, holding):
-                if has:
-                    del value[key]
-            return run.give(current), removed
         if True not in holding:
             return current, removed
         if False not in holding:  # copies made in C; a loop deletes (a slot wrapper through map costs more)
