@@ -38,6 +38,7 @@ from logagent.acks import Batch
 from logagent.event import MERGED_MESSAGE, PER_LINE_KEYS, FileContext, LogEvent
 from logagent.sinks.templates import FieldPath
 from logagent.transforms.options import number_text
+from logagent.transforms.record_fields import value_at
 
 SEP = "\x1f"
 LONG = "\x1e"
@@ -190,25 +191,13 @@ class EntryMaker:
             leaves = sorted(((list(path), typed(value)) for path, value in _leaves(event.to_dict(), ())
                              if path not in self.ignore), key=_path_order)
             return LONG, _json(leaves).decode(), None
-        values = [_value_at(event, path) for path in self.match]
+        values = [value_at(event, path, MISSING) for path in self.match]
         line = [values[i] for i in self._line]
         if line and all(type(v) is str for v in line) and not any(SEP in v for v in line[1:-1]):
             prefix = self._prefix(tuple(typed(values[i]) for i in self._rest))
             rest = None if len(line) == 1 else line[1] if len(line) == 2 else SEP.join(line[1:])
             return prefix, line[0], rest
         return LONG, _json(list(map(typed, values))).decode(), None
-
-
-def _value_at(event: LogEvent, path: FieldPath) -> Any:
-    top = path[0]
-    value = event.message if top == "message" and event.message is not None else event.get(top)
-    if value is None and not event.has(top):
-        return MISSING
-    for segment in path[1:]:
-        if not isinstance(value, dict) or segment not in value:
-            return MISSING
-        value = value[segment]
-    return value
 
 
 def _leaves(value: Any, prefix: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], Any]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from logagent.event import PER_LINE_KEYS, SOURCE_KEYS, FileContext, LogEvent, resolved
+from logagent.sinks.templates import FieldPath
 
 Path = tuple[str, ...]
 
@@ -166,3 +167,16 @@ def _with_value(current: Any, rest: Path, value: Any) -> Any:
         return CONFLICT
     copy[rest[0]] = inner
     return copy
+
+
+def value_at(event: LogEvent, path: FieldPath, missing: Any) -> Any:
+    """The value at ``path`` in a record, or ``missing`` when it has none (a null value is a value)."""
+    top = path[0]
+    value = event.message if top == "message" and event.message is not None else event.get(top)
+    if value is None and not event.has(top):
+        return missing
+    for segment in path[1:]:
+        if not isinstance(value, dict) or segment not in value:
+            return missing
+        value = value[segment]
+    return value

@@ -34,7 +34,7 @@ from logagent.event import FileContext, LogEvent
 from logagent.sinks.templates import FieldPath, Template, compile_template, parse_field_path
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
 from logagent.transforms.options import batch_condition, excluded, number_text
-from logagent.transforms.record_fields import Draft
+from logagent.transforms.record_fields import Draft, value_at
 from logagent.transforms.sample_config import SampleConfig
 from logagent.transforms.sample_dynamic import DynamicSampler
 from logagent.transforms.seahash import seahash
@@ -127,12 +127,12 @@ class SampleTransform(Transform):
                 continue
             record_group = groups[index] if groups is not None else group
             if dynamic is not None and labels is not None:
-                own = dynamic.parse(_value_at(event, own_path))  # type: ignore[arg-type]
+                own = dynamic.parse(value_at(event, own_path, _MISSING))  # type: ignore[arg-type]
                 labels.append(own[1] if own is not None else None)
                 if own is not None:
                     flags.append(dynamic.keep(own[0], record_group))
                     continue
-            value = _value_at(event, key_path) if key_path is not None else _MISSING
+            value = value_at(event, key_path, _MISSING) if key_path is not None else _MISSING
             flags.append(decide(record_group, value))
         return flags, labels
 
@@ -224,18 +224,6 @@ class SampleTransform(Transform):
 
 def _flags(skip: bool | list[bool], total: int) -> list[bool]:
     return skip if isinstance(skip, list) else [skip] * total
-
-
-def _value_at(event: LogEvent, path: FieldPath) -> Any:
-    """The value at ``path``, or ``_MISSING`` when the record has none (a null value is a value)."""
-    value = event.get(path[0])
-    if value is None and not event.has(path[0]):
-        return _MISSING
-    for segment in path[1:]:
-        if not isinstance(value, dict) or segment not in value:
-            return _MISSING
-        value = value[segment]
-    return value
 
 
 def _lossy_text(value: Any) -> str:
