@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,23 @@ def snapshot_kubernetes(snapshot: Path) -> str:
 
 def agent_args(config: Path, once: bool = True) -> list[str]:
     return [PYTHON, "-m", "logagent", "run", "--config", str(config)] + (["--once"] if once else [])
+
+
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def callgrind_instructions(config: Path, log: Path, tag: str, *, cwd: Path = REPO,
+                           env: dict[str, str] | None = None) -> int:
+    """Instructions (every thread) of one ``logagent run --once`` of ``config`` under valgrind's callgrind."""
+    args = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
+    done = subprocess.run(args + agent_args(config), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        raise RuntimeError(f"agent run {tag} exited {done.returncode}: {done.stderr[-2000:]!r}")
+    found = _COLLECTED.search(log.read_text())
+    if found is None:
+        raise RuntimeError(f"no callgrind total in {log}")
+    return int(found.group(1))
 
 
 def py_spy(args: list[str], profile: Path, rate: int, *options: str) -> list[str]:

@@ -22,21 +22,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.agent_runs import PIPELINE, agent_args, agent_config, snapshot_kubernetes
+from benchmarks.agent_runs import PIPELINE, agent_config, callgrind_instructions, snapshot_kubernetes
 from benchmarks.common import REPO, machine_line, table
 from benchmarks.multiline import GOALS
 from benchmarks.multiline_logs import write_log_tree
 from benchmarks.pod_tree import pod_specs, write_snapshot
-
-_COLLECTED = re.compile(r"Collected : (\d+)")
-
 
 def instructions(workdir: Path, log_dir: Path, snapshot: Path, mode: str, tag: str) -> int:
     """Instructions of one ``logagent run --once`` (every thread) on ``log_dir`` with ``multiline: {mode}``."""
@@ -45,17 +40,8 @@ def instructions(workdir: Path, log_dir: Path, snapshot: Path, mode: str, tag: s
     config = agent_config(workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=data_dir,
                           kubernetes=snapshot_kubernetes(snapshot), pipeline=PIPELINE,
                           source_options=f", multiline: {{mode: {mode}}}")
-    log = workdir / f"callgrind-{tag}.log"
-    args = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
     env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict and set orders in every run
-    done = subprocess.run(args + agent_args(config), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        raise RuntimeError(f"agent run {tag} exited {done.returncode}: {done.stderr[-2000:]!r}")
-    found = _COLLECTED.search(log.read_text())
-    if found is None:
-        raise RuntimeError(f"no callgrind total in {log}")
-    return int(found.group(1))
+    return callgrind_instructions(config, workdir / f"callgrind-{tag}.log", tag, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:

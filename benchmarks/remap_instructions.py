@@ -20,19 +20,15 @@ program on the package at REF.
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.agent_runs import agent_config, agent_args, snapshot_kubernetes
+from benchmarks.agent_runs import agent_config, callgrind_instructions, snapshot_kubernetes
 from benchmarks.common import REPO, machine_line, table
 from benchmarks.pod_tree import pod_specs, write_snapshot
 from benchmarks.remap import PROGRAMS, extract, pipeline, write_tree
-
-_COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 def instructions(workdir: Path, log_dir: Path, snapshot: Path, tag: str, program: str | None, code: Path) -> int:
@@ -41,15 +37,7 @@ def instructions(workdir: Path, log_dir: Path, snapshot: Path, tag: str, program
     shutil.rmtree(data_dir, ignore_errors=True)
     config = agent_config(workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=data_dir,
                           kubernetes=snapshot_kubernetes(snapshot), pipeline=pipeline(program))
-    log = workdir / f"callgrind-{tag}.log"
-    args = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
-    done = subprocess.run(args + agent_args(config), cwd=code, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        raise RuntimeError(f"agent run {tag} exited {done.returncode}: {done.stderr[-2000:]!r}")
-    found = _COLLECTED.search(log.read_text())
-    if found is None:
-        raise RuntimeError(f"no callgrind total in {log}")
-    return int(found.group(1))
+    return callgrind_instructions(config, workdir / f"callgrind-{tag}.log", tag, cwd=code)
 
 
 def per_line(workdir: Path, trees: tuple[Path, Path], lines: tuple[int, int], snapshot: Path, tag: str,
