@@ -13,6 +13,8 @@ gives a whole new record (``remap_records.target_to_event``), compared with
 the context key by key. Both make their event with :func:`record_event`; the
 remap transform's batch run (``remap_batch``) makes a batch's events in one
 pass instead, its ``remap_fields.own_fields`` following the same rule.
+
+:func:`value_at` reads one field by path (``dedupe``, ``sample``).
 """
 
 from __future__ import annotations
