@@ -238,7 +238,7 @@ class _Builder:
     def build(self, source: str) -> GrokRule:
         text = "".join(self.parts)
         try:
-            regex = re.compile(text, re.DOTALL | re.MULTILINE)
+            regex = re.compile(text, re.DOTALL | re.MULTILINE if self.datadog else re.MULTILINE)
         except (re.error, OverflowError, RecursionError) as error:
             raise ArgumentError(f"failed to parse grok expression '{source}': {error}") from None
         captures: dict[str, tuple[str, int, Field | None]] = {}
