@@ -9,11 +9,11 @@ One module per family: ``types`` (assertions, ``is_*``, ``to_*``).
 from __future__ import annotations
 
 from ..function import Function
-from . import aws, codecs, misc, objects, parse_logs, parse_text, redact, strings, timestamps, types, url
+from . import aws, codecs, grok, misc, objects, parse_logs, parse_text, redact, strings, timestamps, types, url
 from .names import VRL_FUNCTION_NAMES
 
 __all__ = ["FUNCTIONS", "VRL_FUNCTION_NAMES"]
 
 FUNCTIONS: dict[str, Function] = {
-    declared.name: declared for family in (types, strings, objects, parse_text, codecs, misc, timestamps, redact, parse_logs, url, aws) for declared in family.FUNCTIONS
+    declared.name: declared for family in (types, strings, objects, parse_text, codecs, misc, timestamps, redact, parse_logs, url, aws, grok) for declared in family.FUNCTIONS
 }
