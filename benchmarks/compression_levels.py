@@ -10,7 +10,8 @@ files, enriched from an offline snapshot of the same pods) written by one
 for byte what the http sink's ndjson encoding sends. They are cut into bodies
 of ``batch.max_events`` records (the sink's default) and each body is given
 to the sink's own compressor (``make_compressor``) in pieces of
-``PIECE_RECORDS`` records, as ``BodyBuilder`` does. Per codec and level, in
+``PIECE_RECORDS`` records with the body's size, as ``BodyBuilder`` does for
+ndjson. Per codec and level, in
 every round, interleaved: the CPU time of compressing every body
 (``time.process_time``, one thread), the bytes out. Reported: bytes per line,
 the ratio (uncompressed / compressed), lines per CPU-second of compression
@@ -73,7 +74,7 @@ def measure(bodies: list[list[bytes]], variants: list[tuple[str, int]], rounds: 
             compress = compressors[variant]
             assert compress is not None
             start = time.process_time()
-            size = sum(len(compress(iter(pieces))) for pieces in bodies)
+            size = sum(len(compress(iter(pieces), sum(map(len, pieces)))) for pieces in bodies)
             cpu[variant].append(time.process_time() - start)
             out_bytes[variant] = size
         print(f"round {round_index + 1} done", file=sys.stderr)

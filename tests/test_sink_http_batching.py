@@ -139,6 +139,38 @@ def test_zstd_writes_one_frame_with_its_content_size_and_streams_large_bodies() 
     assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == b"".join(large)
 
 
+def test_zstd_streams_a_body_of_known_size_with_the_size_in_its_header() -> None:
+    import zstandard
+
+    from logagent.sinks.http.compression import ZSTD_SIZED_BYTES
+
+    large = [bytes([n % 251]) * 65536 for n in range(ZSTD_SIZED_BYTES // 65536 + 3)]
+    size = sum(map(len, large))
+    frame = zstd_compressor(1)(iter(large), size)  # over ZSTD_SIZED_BYTES, yet sized: the size was known
+    assert zstandard.frame_content_size(frame) == size
+    assert zstandard.ZstdDecompressor().decompress(frame) == b"".join(large)
+    with pytest.raises(zstandard.ZstdError):  # a wrong size is the caller's bug: never a wrong frame
+        zstd_compressor(1)(iter(large), size - 1)
+
+
+async def test_body_builder_gives_the_compressor_the_protocols_body_size() -> None:
+    import zstandard
+
+    from logagent.sinks.http.compression import BodyBuilder
+
+    parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(20_000) for i in (0, 1)]
+    for encoding in ("ndjson", "json"):
+        protocol = protocol_for(encoding)
+        builder = BodyBuilder("test", "zstd", None)
+        try:
+            body = await builder.build(protocol, parts, sum(map(len, parts)))
+        finally:
+            builder.close()
+        whole = protocol.build_body(parts)
+        assert zstandard.frame_content_size(body) == len(whole)
+        assert zstandard.ZstdDecompressor().decompress(body) == whole
+
+
 def test_body_pieces_concatenate_to_the_body():
     parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(10) for i in (0, 1)]
     for encoding in ("ndjson", "json"):

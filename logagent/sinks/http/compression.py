@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from logagent.sinks.http.protocol import HttpProtocol
@@ -45,8 +45,10 @@ ZSTD_SIZED_BYTES = 4 << 20
 WORKER_THREADS = 2
 
 
-#: A compressor takes the pieces of a body and returns the compressed body.
-Compressor = Callable[[Iterable[bytes]], bytes]
+class Compressor(Protocol):
+    """Takes the pieces of a body and, when known, the body's exact size; returns the compressed body."""
+
+    def __call__(self, pieces: Iterable[bytes], size: int | None = None) -> bytes: ...
 
 
 def _isal_zlib() -> Any | None:
@@ -71,7 +73,7 @@ def gzip_compressor(level: int) -> Compressor:
     else:
         new = partial(zlib.compressobj, level, zlib.DEFLATED, 31)
 
-    def compress(pieces: Iterable[bytes]) -> bytes:
+    def compress(pieces: Iterable[bytes], size: int | None = None) -> bytes:
         compressor = new()
         out = [compressor.compress(piece) for piece in pieces]
         out.append(compressor.flush())
@@ -83,14 +85,15 @@ def gzip_compressor(level: int) -> Compressor:
 def zstd_compressor(level: int) -> Compressor:
     """One zstd frame per body, from a compressor context reused per thread.
 
-    The pieces are streamed into the frame, never joined into one body
-    first: joining megabytes (on fresh pages each time) cost more CPU than
-    compressing them, and the one-shot call that needed the join took about
-    twice the CPU of streaming (benchmarks/README.md, "compression-levels").
-    A body up to ``ZSTD_SIZED_BYTES`` is held as its pieces until its size
-    is known and pledged, so the frame header carries the content size
-    (``write_content_size``); a larger one is streamed as it comes, so it is
-    never whole in memory.
+    The pieces are streamed into the frame, each compressed right after it
+    was joined (still in the cache), never joined into one body first:
+    joining megabytes (on fresh pages each time) cost more CPU than
+    compressing them (benchmarks/README.md, "compression-levels"). The frame
+    header carries the content size (``write_content_size``): the size the
+    caller knows (a protocol's ``body_size``), or else, for a body up to
+    ``ZSTD_SIZED_BYTES``, the size of its pieces, held until the last one is
+    made; a larger body of unknown size is streamed as it comes, so it is
+    never whole in memory, and its header has no size.
     """
     # A ZstdCompressor must not be used by two threads at once: one per
     # thread, reused (a new one per body costs ~13% of the compression time).
@@ -98,24 +101,23 @@ def zstd_compressor(level: int) -> Compressor:
 
     local = threading.local()
 
-    def compress(pieces: Iterable[bytes]) -> bytes:
+    def compress(pieces: Iterable[bytes], size: int | None = None) -> bytes:
         compressor = getattr(local, "compressor", None)
         if compressor is None:
             compressor = local.compressor = zstandard.ZstdCompressor(level=level, write_content_size=True)
+        pieces = iter(pieces)  # the rest goes on where a loop stopped
         held: list[bytes] = []
-        size = 0
-        pieces = iter(pieces)  # the rest goes on where the loop stopped
-        for piece in pieces:
-            held.append(piece)
-            size += len(piece)
-            if size > ZSTD_SIZED_BYTES:
-                stream = compressor.compressobj()
-                out = [stream.compress(part) for part in held]
-                out += [stream.compress(piece) for piece in pieces]
-                break
-        else:
-            stream = compressor.compressobj(size=size)
-            out = [stream.compress(piece) for piece in held]
+        if size is None:
+            size = 0
+            for piece in pieces:
+                held.append(piece)
+                size += len(piece)
+                if size > ZSTD_SIZED_BYTES:
+                    size = -1  # not known: zstandard's "unknown content size"
+                    break
+        stream = compressor.compressobj(size=size)
+        out = [stream.compress(piece) for piece in held]
+        out += [stream.compress(piece) for piece in pieces]
         out.append(stream.flush())
         return b"".join(out)
 
@@ -157,9 +159,9 @@ class BodyBuilder:
         self._executor: ThreadPoolExecutor | None = None
         self._name = name
 
-    def _compressed(self, protocol: HttpProtocol, parts: Sequence[bytes]) -> bytes:
+    def _compressed(self, protocol: HttpProtocol, parts: Sequence[bytes], nbytes: int) -> bytes:
         assert self._compress is not None
-        return self._compress(protocol.body_pieces(parts, PIECE_RECORDS))
+        return self._compress(protocol.body_pieces(parts, PIECE_RECORDS), protocol.body_size(parts, nbytes))
 
     async def build(
         self,
@@ -183,11 +185,11 @@ class BodyBuilder:
                 return StreamedBody(pieces, size, body_parts, groups if body_parts is not None else ())
             return protocol.build_body(parts)  # one join, cheaper than a thread hop
         if nbytes < INLINE_BODY_BYTES:
-            return self._compressed(protocol, parts)
+            return self._compressed(protocol, parts, nbytes)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix=f"http-{self._name}")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._compressed, protocol, parts)
+        return await loop.run_in_executor(self._executor, self._compressed, protocol, parts, nbytes)
 
     def close(self) -> None:
         if self._executor is not None:
