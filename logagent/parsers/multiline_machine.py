@@ -118,6 +118,14 @@ class Machine:
         self._loops: dict[Active, Search | None] = {}
         self._plans: dict[Active, tuple[Callable[[str], re.Match[str] | None] | None, dict[tuple, object]]] = {}
 
+    def prepare(self, sets: Sequence[Active]) -> None:
+        """Compile ``step``'s and ``loop``'s regexes for ``sets`` now (at configuration) rather than on
+        the first trace that needs them."""
+        for active in sets:
+            if active not in self._plans:
+                self._plans[active] = self._plan(active)
+            self.loop(active)
+
     def start(self, line: str, distance: int = 0) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none.
 
