@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from itertools import chain
 from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
@@ -130,9 +131,7 @@ class MultilineGrouper:
         heads, rests = self._candidates(events, marked)
         if not heads and not self._open:
             return events
-        distances = dict(heads)
-        for rest in rests:
-            distances.update(rest)
+        distances = dict(chain(heads, *rests))
         done = self._walk(events, 0, distances, ctx, now, out) if self._open else 0
         # the heads' starts, and the rests of clusters of marked records, tried only if no group took them
         queue: list[tuple[int, int, Active]] = [(index, 0, active) for index, active in self._try(events, heads)]
@@ -141,10 +140,9 @@ class MultilineGrouper:
         while queue:
             first, lazy, active = heappop(queue)
             if lazy:
-                rest = rests[active[0]]
-                if rest[-1][0] < done:  # a group took the whole cluster
+                if rests[active[0]][-1][0] < done:  # a group took the whole cluster
                     continue
-                rest = [(index, distance) for index, distance in rest if index >= done]
+                rest = [(index, distance) for index, distance in rests[active[0]] if index >= done]
                 for found in self._try(events, rest):
                     heappush(queue, (found[0], 0, found[1]))
             elif first >= done:
@@ -199,11 +197,9 @@ class MultilineGrouper:
     ) -> int:
         """Records one by one from ``index`` while some group is open; the next index.
 
-        A record of a stream without an open group is tried as a start only if
-        it is a candidate (in ``distances``: index -> its distance to the next
-        marked record), so lines of the other stream pass while a trace is
-        open at the cost of a look-up.
-        """
+        A record of a stream without an open group is tried as a start only if it is a candidate (in
+        ``distances``: index -> its distance to the next marked record), so lines of the other stream
+        pass while a trace is open at the cost of a look-up."""
         count = len(events)
         opened = self._open
         loop = self.machine.loop
@@ -317,7 +313,7 @@ class MultilineGrouper:
         step: tuple[Active, bool] | None | bool = False,
     ) -> None:
         """One record through the machine; ``distance``: its class as a start (None: it begins no group);
-        ``step``: the machine's step for the stream's open group and this record, if already known."""
+        ``step``: the step of the stream's open group on it, if known."""
         stream = event.stream
         group = self._open.get(stream)
         if group is not None:
