@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Container, Sequence
+from itertools import compress
+from operator import attrgetter
 
 import msgspec
 
@@ -37,6 +39,7 @@ _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
+_MESSAGE = attrgetter("message")
 _Match = Callable[[str], "re.Match[str] | None"]
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
@@ -56,22 +59,16 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
 @functools.lru_cache(maxsize=16)
 def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
-    """``_CRI_ANY_LINE`` with the full lines whose message begins with whitespace or with a
-    character a mark can begin with left in the 4th group (with the lines that need the slow
-    path): one character class more than ``mode: none`` pays per line. None: a mark may begin
-    with any character."""
+    """Per line: (timestamp, stream, message, "", "") for a common full line whose message begins
+    with a character no mark can begin with (one character class more than ``mode: none`` pays per
+    line), (timestamp, stream, "", message, "") for the other full lines (the marks are matched on
+    those alone), ("", "", "", "", line) for the lines that need the slow path. None: a mark may
+    begin with any character."""
     firsts = first_characters(marks)
     if firsts is None:
         return None
     chars = re.escape("".join(sorted(firsts)))
-    return re.compile(rf"^(?:{_CRI_PREFIX}([^\s{chars}].*)|(.*))$", re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=16)
-def _left_lines_regex(marks: str) -> re.Pattern[str]:
-    """Per line of many: (timestamp, stream, "F" if the message is marked else "", message, "") for a
-    full line, ("", "", "", "", line) for any other. ``marks`` take no line break (see ``_marks``)."""
-    return re.compile(rf"^(?:{_CRI_TIME_STREAM} (?:(F) (?=(?:{marks}))|F )(.*)|(.*))$", re.MULTILINE)
+    return re.compile(rf"^(?:{_CRI_PREFIX}(?:([^\s{chars}].*)|(.*))|(.*))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -204,25 +201,21 @@ class LineParser:
     def _marked_block(self, text: str, ctx: FileContext) -> list[LogEvent]:
         """``feed_block`` that also lists the marked records in ``indented``.
 
-        One regex pass takes the lines whose message begins with a character no
-        mark begins with, as ``mode: none`` takes every line; the others (an
-        indented or blank message, ``#0 ...``) are matched all together by a
-        second one (``_held_block``), or, while a fragment is pending or if one
-        of them is no full line, one by one. The marked events' indexes are
-        found by identity afterwards.
-        """
+        One regex pass parses every line and tells apart the messages that begin
+        with a character no mark begins with; only the others (an indented or
+        blank message, ``#0 ...``) meet the marks (``_held_block``), or, while a
+        fragment is pending or if a line is no full line, the block goes line by
+        line. The marked events' indexes are found by identity afterwards."""
         marks = self.marks or r"[^\S\n]*$"
         plain = _plain_line_regex(marks)
-        if plain is None:
-            every = [("", "", "", line) for line in text.split("\n")]
-        else:
-            every = plain.findall(text)
-        self.lines_in += len(every)
-        held = None if self._merger.pending else _held_block(every, ctx, marks)
+        split = plain.findall(text) if plain is not None else None
+        held = None if self._merger.pending or split is None else _held_block(split, ctx, marks)
         if held is not None:
-            events, marked = held
-            self.indented = _positions(events, marked)
-            return events
+            self.lines_in += len(split)  # type: ignore[arg-type]
+            self.indented = _positions(*held) if held[1] else []
+            return held[0]
+        every = _line_by_line(split) if split is not None else [("", "", "", line) for line in text.split("\n")]
+        self.lines_in += len(every)
         pending = self._merger.pending
         streams = _STR_STREAMS
         marked: list[LogEvent] = []
@@ -366,32 +359,32 @@ class LineParser:
 
 
 def _held_block(
-    every: list[tuple[str, str, str, str]], ctx: FileContext, marks: str
+    split: list[tuple[str, str, str, str, str]], ctx: FileContext, marks: str
 ) -> tuple[list[LogEvent], list[LogEvent]] | None:
-    """``_marked_block``'s events and marked ones when no fragment is pending: the lines its regex left
-    over are held (an event each, filled in after) and matched all at once. None, having changed
-    nothing, if one of them is no full line (a fragment, a malformed line): the block then takes
-    the way line by line, in order with the merger."""
+    """``_marked_block``'s events and marked ones when no fragment is pending, from ``_plain_line_regex``'s
+    tuples: the full lines its first branch left over are held and only their messages meet the marks.
+    None, having changed nothing, if a line is no full line (a fragment, a malformed line): the block
+    then takes the way line by line, in order with the merger."""
     held: list[LogEvent] = []
-    keep = held.append
+    other: list[str] = []
+    keep, slow = held.append, other.append
     streams = _STR_STREAMS
-    # a left-over line's event holds the line as its message until the line is matched (no call per line)
-    events = [LogEvent(message, streams[stream], timestamp, ctx) if timestamp
-              else keep(event := LogEvent(other, "", "", ctx)) or event
-              for timestamp, stream, message, other in every]
-    if not held:
-        return events, []
-    parsed = _left_lines_regex(marks).findall("\n".join([event.message for event in held]))
-    if len(parsed) != len(held):
+    # a held line's event is listed as it is made (no call per line)
+    events = [LogEvent(message, streams[stream], timestamp, ctx) if message
+              else keep(event := LogEvent(left, streams[stream], timestamp, ctx)) or event if timestamp
+              else slow(line)
+              for timestamp, stream, message, left, line in split]
+    if other:
         return None
-    marked: list[LogEvent] = []
-    for event, (timestamp, stream, mark, message, _) in zip(held, parsed):
-        if not timestamp:
-            return None
-        event.message, event.stream, event.timestamp = message, streams[stream], timestamp
-        if mark:
-            marked.append(event)
-    return events, marked
+    return events, list(compress(held, map(marks_regex(marks).match, map(_MESSAGE, held))))
+
+
+def _line_by_line(split: list[tuple[str, str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``_plain_line_regex``'s tuples as ``_marked_block``'s way line by line reads them: (timestamp,
+    stream, message, "") for a line with an unmarked first character, ("", "", "", line) for the others."""
+    return [(timestamp, stream, message, other) if message
+            else ("", "", "", f"{timestamp} {stream} F {left}" if timestamp else other)
+            for timestamp, stream, message, left, other in split]
 
 
 def _positions(events: list[LogEvent], marked: list[LogEvent]) -> list[int]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
+from itertools import chain
+from operator import attrgetter
 
 from logagent.event import FileContext, LogEvent
 from logagent.parsers.multiline_batch import (
@@ -29,6 +31,9 @@ from logagent.parsers.multiline_batch import (
     stream_tails,
 )
 from logagent.parsers.multiline_machine import Active, Machine
+
+_MESSAGE = attrgetter("message")
+_TRUNCATED = attrgetter("truncated")
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_MAX_LINES = 1000
@@ -126,9 +131,7 @@ class MultilineGrouper:
         heads, rests = self._candidates(events, marked)
         if not heads and not self._open:
             return events
-        distances = dict(heads)
-        for rest in rests:
-            distances.update(rest)
+        distances = dict(chain(heads, *rests))
         done = self._walk(events, 0, distances, ctx, now, out) if self._open else 0
         # the heads' starts, and the rests of clusters of marked records, tried only if no group took them
         queue: list[tuple[int, int, Active]] = [(index, 0, active) for index, active in self._try(events, heads)]
@@ -137,6 +140,8 @@ class MultilineGrouper:
         while queue:
             first, lazy, active = heappop(queue)
             if lazy:
+                if rests[active[0]][-1][0] < done:  # a group took the whole cluster
+                    continue
                 rest = [(index, distance) for index, distance in rests[active[0]] if index >= done]
                 for found in self._try(events, rest):
                     heappush(queue, (found[0], 0, found[1]))
@@ -192,11 +197,9 @@ class MultilineGrouper:
     ) -> int:
         """Records one by one from ``index`` while some group is open; the next index.
 
-        A record of a stream without an open group is tried as a start only if
-        it is a candidate (in ``distances``: index -> its distance to the next
-        marked record), so lines of the other stream pass while a trace is
-        open at the cost of a look-up.
-        """
+        A record of a stream without an open group is tried as a start only if it is a candidate (in
+        ``distances``: index -> its distance to the next marked record), so lines of the other stream
+        pass while a trace is open at the cost of a look-up."""
         count = len(events)
         opened = self._open
         loop = self.machine.loop
@@ -212,19 +215,24 @@ class MultilineGrouper:
                     self._take(event, ctx, now, out, distance)
                 index += 1
                 continue
-            same = loop(group.active)
+            active = group.active
+            same = loop(active)
             message = event.message
-            if (
-                same is not None
-                and same(message) is not None
-                and len(group.lines) + len(group.tentative) < max_lines
-                and group.nbytes + 1 + len(message) <= max_bytes
-            ):
+            within = len(group.lines) + len(group.tentative) < max_lines and group.nbytes + 1 + len(message) <= max_bytes
+            if same is not None and same(message) is not None and within:
                 group.last = now  # what _take would do, in fewer steps
                 group.add(event, False)
                 index, group.nbytes = extend_run(events, index + 1, group.lines, group.nbytes, same, max_lines, max_bytes)
                 continue
-            self._take(event, ctx, now, out, distances.get(index))
+            step = self.machine.step(active, message)
+            if step is not None and within:  # it joins (_join without a cap), in fewer steps
+                group.active, group.last = step[0], now
+                group.add(event, step[1])
+                if not step[0]:
+                    del opened[event.stream]
+                    self._finish(group, ctx, out)
+            else:
+                self._take(event, ctx, now, out, distances.get(index), step)
             index += 1
         return index
 
@@ -301,15 +309,18 @@ class MultilineGrouper:
         return found
 
     def _take(
-        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], distance: int | None = 0
+        self, event: LogEvent, ctx: FileContext, now: float, out: list[LogEvent], distance: int | None = 0,
+        step: tuple[Active, bool] | None | bool = False,
     ) -> None:
-        """One record through the machine; ``distance``: its class as a start (None: it begins no group)."""
+        """One record through the machine; ``distance``: its class as a start (None: it begins no group);
+        ``step``: the step of the stream's open group on it, if known."""
         stream = event.stream
         group = self._open.get(stream)
         if group is not None:
-            step = self.machine.step(group.active, event.message)
+            if step is False:
+                step = self.machine.step(group.active, event.message)
             if step is not None:
-                self._join(group, event, step, ctx, now, out)
+                self._join(group, event, step, ctx, now, out)  # type: ignore[arg-type]
                 return
             del self._open[stream]
             pending, group.tentative = group.tentative, []
@@ -363,15 +374,8 @@ class MultilineGrouper:
             self.stats.records += 1
             self.stats.lines += len(lines)
             first = lines[0]
-            out.append(
-                LogEvent(
-                    "\n".join([line.message for line in lines]),
-                    first.stream,
-                    first.timestamp,
-                    ctx,
-                    any(line.truncated for line in lines),
-                )
-            )
+            out.append(LogEvent("\n".join(map(_MESSAGE, lines)), first.stream, first.timestamp, ctx,
+                                any(map(_TRUNCATED, lines))))
         for line in group.tentative:
             out.append(in_context(line, ctx))
 

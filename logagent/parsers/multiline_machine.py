@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
+from logagent.parsers.multiline_prefilter import BLANK_FIRST, anchored_first_characters, first_characters
 from logagent.parsers.multiline_starts import Active, StartTest
 from logagent.user_regex import RegexError, compile_regex
 
@@ -34,6 +34,8 @@ DONE = -1
 _MAX_ANSWERS = 4096
 
 Search = Callable[[str], object]
+#: ``Machine.step``'s regex for a set of states, its answers so far, the first characters of the lines it takes
+_Plan = tuple[Callable[[str], "re.Match[str] | None"] | None, dict[tuple, object], frozenset[str] | None]
 
 ConditionMode = Literal["continue_through", "continue_past", "halt_before", "halt_with"]
 
@@ -116,7 +118,15 @@ class Machine:
         #: the same for a marked line that is empty or begins with whitespace
         self.blank_class = blank_class or self.classes[0]
         self._loops: dict[Active, Search | None] = {}
-        self._plans: dict[Active, tuple[Callable[[str], re.Match[str] | None] | None, dict[tuple, object]]] = {}
+        self._plans: dict[Active, _Plan] = {}
+
+    def prepare(self, sets: Sequence[Active]) -> None:
+        """Compile ``step``'s and ``loop``'s regexes for ``sets`` now (at configuration) rather than on
+        the first trace that needs them."""
+        for active in sets:
+            if active not in self._plans:
+                self._plans[active] = self._plan(active)
+            self.loop(active)
 
     def start(self, line: str, distance: int = 0) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none.
@@ -139,7 +149,9 @@ class Machine:
         plan = self._plans.get(active)
         if plan is None:
             plan = self._plans[active] = self._plan(active)
-        match, answers = plan
+        match, answers, firsts = plan
+        if firsts is not None and line[:1] not in firsts:
+            return None  # no rule of these states takes a line that begins so
         if match is None:
             return self._step(active, lambda number, rule: rule.takes(line))  # user patterns: RE2, one by one
         taken = match(line).groups()  # type: ignore[union-attr]  # every part is optional: always a match
@@ -150,18 +162,23 @@ class Machine:
             answer = answers[taken] = self._step(active, lambda number, rule: taken[number] is not None)
         return answer  # type: ignore[return-value]
 
-    def _plan(self, active: Active) -> tuple[Callable[[str], re.Match[str] | None] | None, dict[tuple, object]]:
-        """The regex of ``step`` for ``active`` (None if a rule has no ``re`` pattern), and its answers so far."""
+    def _plan(self, active: Active) -> _Plan:
+        """The regex of ``step`` for ``active`` (None if a rule has no ``re`` pattern), its answers so
+        far, and the first characters (``line[:1]``) a line some rule takes can have (None: any)."""
         parts = []
+        firsts: set[str] | None = set(BLANK_FIRST)
         for state in active:
             rules = self.states[state]
             if any(rule.pattern is None for rule in rules):
-                return None, {}
+                return None, {}, None
             alternatives = [
                 f"(?{'!' if rule.negate else '='}{_at_start(rule.pattern)})()" for rule in rules  # type: ignore[arg-type]
             ]
             parts.append(f"(?:{'|'.join(alternatives)})?" if alternatives else "")
-        return re.compile("".join(parts)).match, {}
+            for rule in rules:
+                first = None if rule.negate else anchored_first_characters(rule.pattern)  # type: ignore[arg-type]
+                firsts = None if first is None or firsts is None else firsts | first
+        return re.compile("".join(parts)).match, {}, frozenset(firsts) if firsts is not None else None
 
     def _step(self, active: Active, takes: Callable[[int, Rule], bool]) -> tuple[Active, bool] | None:
         """``step``'s answer; ``takes(number, rule)``: whether the rule (numbered across the states of

@@ -39,6 +39,15 @@ def first_characters(pattern: str) -> frozenset[str] | None:
     return _firsts(list(sre_parse.parse(pattern)))
 
 
+def anchored_first_characters(pattern: str) -> frozenset[str] | None:
+    """``first_characters`` of a *searched* ``pattern`` that is anchored at the line's start (``^...``);
+    None when not so anchored or when any character may come first."""
+    items = list(sre_parse.parse(pattern))
+    if not items or items[0] != (sre.AT, sre.AT_BEGINNING):
+        return None
+    return _firsts(items)
+
+
 def leading_literals(pattern: str) -> frozenset[str] | None:
     """Texts one of which every match of ``pattern`` begins with; None if not known (conservative)."""
     parsed = sre_parse.parse(pattern)

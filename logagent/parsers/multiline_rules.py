@@ -366,7 +366,13 @@ def _build(languages: tuple[str, ...]) -> Machine:
     # distance 0 (a marked line): every rule; further: the rules whose traces reach that far
     classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
     blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
-    return Machine(starts, states, lead=lead, marks=marks, classes=classes, blank_class=blank)
+    machine = Machine(starts, states, lead=lead, marks=marks, classes=classes, blank_class=blank)
+    # every state alone, and the states each start pattern opens (several languages share one)
+    opened: dict[Search, set[int]] = {}
+    for r in starts:
+        opened.setdefault(r.search, set()).add(r.target)
+    machine.prepare([(number,) for number in range(len(states))] + [tuple(sorted(t)) for t in opened.values()])
+    return machine
 
 
 def _marks(languages: list[Language]) -> str:
