@@ -3,7 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python -m benchmarks http [--lines 400000] [--runs 3] [--receiver count|check] [--profile DIR]
-                                        [--max-events N] [--levels 1 3 6]
+                                        [--max-events N] [--levels 1 3 6] [--bytecode]
 
 The same CRI tree as ``throughput.py`` (20 pod files, enrichment from an
 offline snapshot of the same pods, no filter) is shipped by ``logagent run
@@ -42,16 +42,18 @@ runs keep theirs: on two cores the receiver's work slows the agent's own
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks.agent_runs import Measured, run_once, snapshot_kubernetes
-from benchmarks.common import PYTHON, median, table
+from benchmarks.common import PYTHON, REPO, median, table
 from benchmarks.pod_tree import pod_specs, write_snapshot, write_tree
 from benchmarks.receivers import ReceiverProcess
 from logagent.sinks.http.config import BatchConfig
@@ -143,10 +145,36 @@ class BusyReceiver:
         self.receiver.stop()
 
 
+#: the agents' environment: None inherits this process's (set by ``--bytecode``)
+AGENT_ENV: dict[str, str] | None = None
+
+
 def run_one(workdir: Path, log_dir: Path, snapshot: Path, pipeline: str, tag: str,
             profile: Path | None = None) -> Measured:
     return run_once(workdir, log_dir, tag, kubernetes=snapshot_kubernetes(snapshot), pipeline=pipeline,
-                    profile=(profile, 500, ("--threads",)) if profile else None)
+                    profile=(profile, 500, ("--threads",)) if profile else None, env=AGENT_ENV)
+
+
+@contextmanager
+def compiled_bytecode() -> Iterator[None]:
+    """The agent's modules compiled to bytecode for the runs, as the image ships them; removed afterwards.
+
+    Without it an environment with ``PYTHONDONTWRITEBYTECODE=1`` (as on the
+    machines these run on) compiles every module from source in every run,
+    which adds the same start-up CPU to every sink's figure.
+    """
+    global AGENT_ENV
+    package = REPO / "logagent"
+    existing = {path for path in package.rglob("__pycache__")}
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(package)], check=True)
+    AGENT_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    try:
+        yield
+    finally:
+        AGENT_ENV = None
+        for path in package.rglob("__pycache__"):
+            if path not in existing:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def build_inputs(workdir: Path, lines: int) -> tuple[Path, Path, Path, int]:
@@ -181,7 +209,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-events", type=int, help="batch.max_events of the http sinks (default: the sink's)")
     parser.add_argument("--levels", type=int, nargs="*", default=[],
                         help="also gzip and zstd at these compression_level values (e.g. 1 3 6)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="run the agents with their modules compiled to bytecode first (as the image ships "
+                             "them), even where PYTHONDONTWRITEBYTECODE=1 would make each run compile them")
     args = parser.parse_args(argv)
+    if args.bytecode:
+        with compiled_bytecode():
+            return measure(args)
+    return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
     sinks = sinks_for(args.max_events, args.levels)
 
     workdir = Path(tempfile.mkdtemp(prefix="logagent-http-"))
@@ -273,7 +311,8 @@ def report(results: dict[str, list[Measured]], wire: dict[str, list[int]], recei
                   f"vs {CONTROL}", "wall records/s", "bytes/line on the wire", "receiver CPU-s",
                   "peak RSS MiB"], rows)
     return (head + body + f"\n\nagent start-up (subtracted for 'steady'): {wall_s:.2f} s wall, {cpu_s:.2f} s CPU; "
-            "every record counted by the receiver")
+            "every record counted by the receiver; modules "
+            + ("compiled to bytecode before the runs (--bytecode)" if args.bytecode else "as the environment has them"))
 
 
 if __name__ == "__main__":
