@@ -169,3 +169,50 @@ def test_no_false_joins_in_ordinary_container_logs() -> None:
             out += grouper.feed(events[start:start + batch], ctx, 0.0)
         out += grouper.flush(ctx)
         assert [e.message for e in out if "\n" in e.message] == [] and len(out) == len(events), batch
+
+
+def test_every_set_a_step_reaches_is_compiled_with_the_machine() -> None:
+    """``Machine.reachable``: following every fixture trace from its start leaves no set of states without
+    its step and self-loop regexes (they were compiled when the machine was built, not while lines wait)."""
+    machine = language_machine(AUTO)
+    prepared = set(machine._plans)
+    every = lines()
+    seen = 0
+    for number, line in enumerate(every):
+        active = machine.start(line)
+        if active is None or active not in prepared:  # a line several start rules take: see the next test
+            continue
+        for following in every[number + 1:number + 41]:
+            step = machine.step(active, following)
+            if step is None or not step[0]:
+                break
+            active = step[0]
+            seen += 1
+            assert active in prepared and active in machine._loops, active
+    assert seen > 200
+
+
+def test_a_set_of_states_not_compiled_steps_and_loops_as_its_compiled_regexes_would() -> None:
+    """A line two start rules take opens a union of their states: stepped state by state
+    (``_step_each``) and looped with each state's own self-loop, it answers what one regex would."""
+    from logagent.parsers.multiline_machine import Machine
+
+    machine = language_machine(AUTO)
+    fresh = Machine(machine.starts, machine.states, lead=machine.lead, marks=machine.marks)
+    opened: dict[object, set[int]] = {}
+    for rule in machine.starts:
+        opened.setdefault(rule.search, set()).add(rule.target)
+    pairs = {tuple(sorted(a | b)) for a in opened.values() for b in opened.values()}
+    unions = sorted(active for active in pairs if active not in machine._plans)
+    assert len(unions) > 10
+    every = lines()
+    compared = 0
+    for active in unions:
+        fresh.prepare([active])
+        same, compiled = machine.loop(active), fresh.loop(active)
+        for line in every:
+            assert machine.step(active, line) == fresh.step(active, line), (active, line)
+            if compiled is not None:
+                assert (same(line) is not None) == (compiled(line) is not None), (active, line)  # type: ignore[misc]
+                compared += 1
+    assert compared > 500

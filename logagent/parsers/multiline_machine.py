@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import product
 from typing import Literal
 
 from logagent.parsers.multiline_prefilter import BLANK_FIRST, anchored_first_characters, first_characters
@@ -126,7 +127,26 @@ class Machine:
         for active in sets:
             if active not in self._plans:
                 self._plans[active] = self._plan(active)
-            self.loop(active)
+            if active not in self._loops:
+                self._loops[active] = self._compile_loop(active)
+
+    def reachable(self, sets: Sequence[Active]) -> list[Active]:
+        """``sets`` and every set of states ``step`` can move one of them to, in any number of steps.
+
+        A state's line is taken by one of its rules or by none, so the sets a step can give are the
+        targets of every such choice per state (in the states' order, once each); ``prepare`` on them
+        leaves no regex to compile while lines wait."""
+        found = dict.fromkeys(sets)
+        todo = list(found)
+        while todo:
+            active = todo.pop()
+            choices = [(None, *dict.fromkeys(rule.target for rule in self.states[state])) for state in active]
+            for choice in product(*choices):
+                after = tuple(dict.fromkeys(target for target in choice if target is not None and target != DONE))
+                if after and after not in found:
+                    found[after] = None
+                    todo.append(after)
+        return list(found)
 
     def start(self, line: str, distance: int = 0) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none.
@@ -148,6 +168,8 @@ class Machine:
         """
         plan = self._plans.get(active)
         if plan is None:
+            if len(active) > 1:  # a set not prepared (a line two start rules took): its states' own steps
+                return self._step_each(active, line)
             plan = self._plans[active] = self._plan(active)
         match, answers, firsts = plan
         if firsts is not None and line[:1] not in firsts:
@@ -161,6 +183,20 @@ class Machine:
                 answers.clear()
             answer = answers[taken] = self._step(active, lambda number, rule: taken[number] is not None)
         return answer  # type: ignore[return-value]
+
+    def _step_each(self, active: Active, line: str) -> tuple[Active, bool] | None:
+        """``step`` for a set of states from each state's own step: the same answer (targets in the
+        states' order, once each; tentative only if every rule that took the line is)."""
+        targets: list[int] = []
+        tentative = True
+        taken = False
+        for state in active:
+            answer = self.step((state,), line)
+            if answer is not None:
+                taken = True
+                targets += [target for target in answer[0] if target not in targets]
+                tentative = tentative and answer[1]
+        return (tuple(targets), tentative) if taken else None
 
     def _plan(self, active: Active) -> _Plan:
         """The regex of ``step`` for ``active`` (None if a rule has no ``re`` pattern), its answers so
@@ -206,11 +242,21 @@ class Machine:
         state taking it), so the lines of a long trace cost one match each.
         """
         if active not in self._loops:
-            parts = [_self_loop(self.states[state], state) for state in active]
-            self._loops[active] = (
-                re.compile("".join(f"(?={part})" for part in parts)).match if all(parts) and active else None
-            )
+            if len(active) > 1:  # a set not prepared: every state's own self-loop
+                loops = [self.loop((state,)) for state in active]
+                self._loops[active] = None if None in loops else _all_of(loops)  # type: ignore[arg-type]
+            else:
+                self._loops[active] = self._compile_loop(active)
         return self._loops[active]
+
+    def _compile_loop(self, active: Active) -> Search | None:
+        parts = [_self_loop(self.states[state], state) for state in active]
+        return re.compile("".join(f"(?={part})" for part in parts)).match if all(parts) and active else None
+
+
+def _all_of(searches: list[Search]) -> Search:
+    """A search that matches (True) where every one of ``searches`` does, else None."""
+    return lambda line: True if all(search(line) is not None for search in searches) else None
 
 
 def _self_loop(rules: Sequence[Rule], state: int) -> str | None:

@@ -367,11 +367,13 @@ def _build(languages: tuple[str, ...]) -> Machine:
     classes = [start_class([distance == 0 or r.lead >= distance for r in starts]) for distance in range(lead + 1)]
     blank = start_class([may_begin_with_space(spec[0]) for spec in start_specs])
     machine = Machine(starts, states, lead=lead, marks=marks, classes=classes, blank_class=blank)
-    # every state alone, and the states each start pattern opens (several languages share one)
+    # every state alone, the states each start pattern opens (several languages share one), and every
+    # set a step leads to from those: no regex is compiled while lines wait
     opened: dict[Search, set[int]] = {}
     for r in starts:
         opened.setdefault(r.search, set()).add(r.target)
-    machine.prepare([(number,) for number in range(len(states))] + [tuple(sorted(t)) for t in opened.values()])
+    machine.prepare(machine.reachable([(number,) for number in range(len(states))]
+                                      + [tuple(sorted(t)) for t in opened.values()]))
     return machine
 
 
