@@ -19,6 +19,7 @@ from .declare import ARR, OBJ, Args, B, always, function, opt, req
 from .grok_filters import FilterFailed
 from .grok_library import LOGSTASH, PARSE_GROKS_LIBRARY
 from .grok_rules import Field, GrokRule, compile_rules
+from .regex_deadline import within_deadline
 
 _MISSING = object()
 
@@ -79,7 +80,7 @@ def _without_empty(value: Any) -> Any:
 
 
 def _apply(rule: GrokRule, value: str) -> dict[str, Any] | None:
-    found = rule.regex.fullmatch(value)
+    found = within_deadline(rule.regex.fullmatch, value)
     if found is None:
         return None
     parsed: dict[str, Any] = {}
@@ -150,7 +151,7 @@ def _grok_rule(args: Args) -> GrokRule:
 
 def _grok(rule: GrokRule) -> Callable[..., dict[str, Any]]:
     def parse_grok(value: str, _pattern: Any) -> dict[str, Any]:
-        found = rule.regex.search(value)
+        found = within_deadline(rule.regex.search, value)
         if found is None:
             raise FunctionError("unable to parse input with grok pattern")
         result = {}
