@@ -91,3 +91,35 @@ sinks:
     err = result.stderr.decode()
     assert "transforms.shape.source: line 2, column 10: error[E103]: unhandled fallible assignment" in err
     assert ".level, err = upcase(.level)" in err
+
+
+def test_a_runaway_grok_match_is_a_runtime_error_and_the_agent_goes_on(cluster: dict[str, Path]) -> None:  # noqa: F811
+    runaway = "a " * 1600  # the pattern backtracks cubically here: about 20 s without the limit
+    web_file = cluster["pods"] / f"user-bob_web-0_{WEB_UID}" / "app" / "0.log"
+    web_file.write_bytes(
+        b"2026-12-02T10:00:00.000000001Z stdout F one two three end\n"
+        + b"2026-12-02T10:00:00.000000002Z stdout F " + runaway.encode() + b"\n"
+        + b"2026-12-02T10:00:00.000000003Z stdout F x y z end\n"
+    )
+    config = write_config(
+        cluster,
+        f"""
+sources:
+  app_logs: {{type: kubernetes_logs, log_dir: {cluster['pods']}}}
+transforms:
+  shape:
+    type: remap
+    inputs: [app_logs]
+    source: |
+      parsed, err = parse_groks(.message, patterns: ["%{{DATA:a}} %{{DATA:b}} %{{DATA:c}} end"])
+      if err == null {{ .g = parsed }} else {{ .grok_error = err }}
+sinks:
+  out: {{type: console, inputs: [shape]}}
+""",
+    )
+    result = run_agent("run", "--config", str(config), "--once", env={"NODE_NAME": NODE})
+    assert result.returncode == 0, result.stderr.decode()
+    got = sorted((r for r in records(result.stdout) if r.get("kubernetes", {}).get("pod_name") == "web-0"),
+                 key=lambda r: r["timestamp"])
+    assert [r.get("g") for r in got] == [{"a": "one", "b": "two", "c": "three"}, None, {"a": "x", "b": "y", "c": "z"}]
+    assert "took longer than 100 ms" in got[1]["grok_error"] and got[1]["message"] == runaway
