@@ -222,15 +222,8 @@ class BatchCompiler(BatchExpressions):
             chosen, others = split(sel, flags)  # the predicate is boolean (E102)
             count = len(chosen) + len(others)
             if chosen and yes is not None:
-                if others and no is not None:  # both sides run: a field both write is made once
-                    done = yes(run, chosen)
-                    aside = run.set_aside(chosen)
-                    rest = no(run, others)
-                    run.join(aside, sel, flags, others)
-                    chosen, others = done, rest
-                else:
-                    chosen = yes(run, chosen)
-            elif others and no is not None:
+                chosen = yes(run, chosen)
+            if others and no is not None:
                 others = no(run, others)
             if len(chosen) + len(others) == count:
                 return sel  # every record goes on: the same selection (pending writes stay matched)

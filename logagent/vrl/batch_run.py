@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .batch_values import (ABSENT, ABSENT_COLUMN, FALSE, NULL, TRUE, Column, Uniform, Values, interleave, pick,
-                           scattered, types_of)
+from .batch_values import (ABSENT, ABSENT_COLUMN, FALSE, NULL, TRUE, Column, Uniform, Values, pick, scattered,
+                           types_of)
 
 #: outcomes of records that left a run
 FAILED = "error"
@@ -180,38 +180,6 @@ class BatchRun:
             if kinds is not None:
                 self._types[id(col)] = (col, kinds)
         return col
-
-    # -- the two sides of an if ----------------------------------------------
-
-    def set_aside(self, sel: list[int]) -> dict[str, tuple[Any, bool]]:
-        """Take out the pending writes (not deletions) made for exactly ``sel``, while an ``if``'s other side runs
-        on records outside it (which read the fields as they were); ``join`` puts them back."""
-        aside = {key: (pending, ("f", key) in self.owned) for key, pending in self.pending.items()
-                 if pending[0] is sel and pending[2] == PRESENT}
-        for key in aside:
-            del self.pending[key]
-        return aside
-
-    def join(self, aside: dict[str, tuple[Any, bool]], sel: list[int], flags: list[Any], others: list[int]) -> None:
-        """Put back the writes ``set_aside`` for the records of ``sel`` whose flag is true; a field the others
-        (``others``) wrote too becomes one write for ``sel`` (one column made, not two)."""
-        for key, (mine, owned) in aside.items():
-            place = ("f", key)
-            owned = owned and place in self.owned  # both sides' objects are the place's own
-            theirs = self.pending.get(key)
-            if theirs is not None and theirs[0] is others and theirs[2] == PRESENT:
-                del self.pending[key]
-                self.write(key, sel, interleave(sel, flags, mine[1], theirs[1]))
-            elif theirs is not None:
-                self.pending[key] = mine
-                self.settle(key)
-                self.pending[key] = theirs
-            else:
-                self.pending[key] = mine
-            if owned:
-                self.owned.add(place)
-            else:
-                self.owned.discard(place)
 
     # -- variables ----------------------------------------------------------
 
