@@ -109,7 +109,7 @@ BATCH_PROGRAMS = [
     't = parse_json(.message) ?? {}\n.a = t\nif exists(.n) { .a = {} }\ndel(.a.msg)\n.b = .a',
     'if is_string(.message) && is_json(string!(.message)) { t = parse_json(.message) ?? {}; .j = t; '
     'del(.j.level); .lv = t.level }',
-    # both sides of an if write a field: one column made of the two (BatchRun.set_aside / join)
+    # both sides of an if write a field (values, deletions, failures, nesting, ownership)
     'if exists(.s) { .v = .s } else { .v = .n }\n.w = .v\n.e = exists(.v)',
     'if exists(.s) { .v = 1 } else { del(.v) }\n.e = exists(.v)',
     'if exists(.s) { .n = 1 } else { del(.n) }\n.e = exists(.n)',
