@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields, raw_fields
+from logagent.event import MERGED_MESSAGE, FileContext, LogEvent, MessageFields, SharedFields, raw_fields
 
 _encode = msgspec.json.Encoder().encode
 _STREAM = {"stdout": b',"stream":"stdout"', "stderr": b',"stream":"stderr"'}
@@ -139,6 +139,12 @@ def encode_ndjson_parts(events: Iterable[LogEvent]) -> list[bytes]:
             if fields is MERGED_MESSAGE:  # parse_json merged the message: its text is the rest of the record
                 parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), b",",
                                                      event.message[1:].encode(), b"\n")))  # type: ignore[index]
+                continue
+            if type(fields) is SharedFields and fields and event.message is not None:  # encoded once, for all
+                end = fields.encoded
+                if end is None:
+                    end = fields.encoded = b"," + encode(fields)[1:] + b"\n"
+                parts += (event.ctx.json_head, join((encode(event.message), tail, encode(timestamp), end)))
                 continue
             if fields and event.message is not None:
                 parts += (event.ctx.json_head,

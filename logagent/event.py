@@ -270,6 +270,26 @@ class MessageFields(dict):  # type: ignore[type-arg]
 _MESSAGE_FIELDS: dict[str, MessageFields] = {}
 
 
+class SharedFields(dict):  # type: ignore[type-arg]
+    """``LogEvent.fields`` that many records share (a remap's table of small dicts, ``{"level": "INFO"}``).
+
+    Never changed, so ``encoding.encode_ndjson_parts`` keeps the end of a record with these fields in
+    ``encoded`` (None until then) and writes it for every record instead of encoding the same dict again.
+    """
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.encoded: bytes | None = None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("SharedFields are shared by many records and never changed")
+
+    def __reduce__(self) -> Any:
+        return (SharedFields, (dict(self),))
+
+
 class _MergedMessage(dict):  # type: ignore[type-arg]
     """The class of :data:`MERGED_MESSAGE` (one instance)."""
 

@@ -14,6 +14,7 @@ batch must be those its per-record path makes of each event.
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ import pytest
 from benchmarks.remap import CONTEXT, DEEPFLOW
 from logagent.acks import AckGroup, Batch
 from logagent.encoding import encode_json, encode_ndjson
-from logagent.event import FileContext, LogEvent
+from logagent.event import FileContext, LogEvent, SharedFields
 from logagent.transforms.remap import RemapTransform
 from logagent.transforms.remap_config import RemapConfig
 from logagent.vrl.batch_records import run_records
@@ -108,6 +109,18 @@ BATCH_PROGRAMS = [
     't = parse_json(.message) ?? {}\n.a = t\nif exists(.n) { .a = {} }\ndel(.a.msg)\n.b = .a',
     'if is_string(.message) && is_json(string!(.message)) { t = parse_json(.message) ?? {}; .j = t; '
     'del(.j.level); .lv = t.level }',
+    # both sides of an if write a field (values, deletions, failures, nesting, ownership)
+    'if exists(.s) { .v = .s } else { .v = .n }\n.w = .v\n.e = exists(.v)',
+    'if exists(.s) { .v = 1 } else { del(.v) }\n.e = exists(.v)',
+    'if exists(.s) { .n = 1 } else { del(.n) }\n.e = exists(.n)',
+    'if exists(.s) { .v = .s } else { .v = .n; .v = to_int!(.message) }\n.w = .v',
+    'if exists(.s) { .v = to_int!(.s) } else { .v = "none" }\n.w = .v',
+    'if exists(.s) { .v = "yes" } else { .u = exists(.v); .v = .u }\n.w = .v',
+    'if exists(.s) { if .n == 1 { .v = 1 } else { .v = 2 } } else { .v = 3 }\n.w = .v',
+    't = object(parse_json(.message) ?? {}) ?? {}\nif !exists(.s) { .o = t } else { .o = {"level": 1} }\n'
+    'del(.o.level)\n.t = t',
+    'if exists(.s) { .o = parse_json(.message) ?? {} } else { .o = parse_json(.message) ?? {"x": 1} }\n'
+    'del(.o.level)\n.c = .o',
 ]
 
 
@@ -209,6 +222,9 @@ def test_records_in_flight_share_what_they_can() -> None:
     (_, batch), = transform.process(Batch(events, [AckGroup(lambda: None)], 100, ctx))
     first, second, parsed, third = batch.events
     assert first.fields == {"level": "INFO"} and first.fields is second.fields
+    assert type(first.fields) is SharedFields and pickle.loads(pickle.dumps(first.fields)) == first.fields
+    assert encode_ndjson(batch.events) == encode_ndjson(batch.events)  # the second from the kept encoding
+    assert first.fields.encoded == b',"level":"INFO"}\n'
     assert third.fields == {"level": "ERROR"} and third.fields is not first.fields
     assert type(parsed.fields["json"]).__name__ == "Raw" and parsed.get("json") == {"msg": "m", "n": 1}
     assert first.ctx is parsed.ctx and first.ctx.fields["app_service"] == "app" and "app_service" not in first.fields

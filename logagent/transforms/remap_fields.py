@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from logagent.event import SharedFields
 from logagent.transforms.remap_records import plain
 from logagent.vrl.batch_values import types_of
 from logagent.vrl.timestamps import format_rfc3339
@@ -120,7 +121,7 @@ def _shared(keys: list[str], columns: list[list[Any]], interned: dict[Any, Any])
     for p, row in enumerate(rows):
         if row is None:
             value = values[p]
-            row = rows[p] = table.get(value) or dict(zip(keys, value if len(keys) > 1 else (value,)))
+            row = rows[p] = table.get(value) or SharedFields(zip(keys, value if len(keys) > 1 else (value,)))
             if room and value not in table:
                 table[value] = row
                 room = len(table) < INTERNED_MAX
