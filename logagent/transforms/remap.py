@@ -83,10 +83,13 @@ class RemapTransform(Transform):
                 try:
                     run = self.program.batch.run(source)
                     outcomes = new_events(run, source, self._batch_key, self._interned)
+                    failed = run.failed
+                    # the run's columns go before collections resume: the first one would scan them all
+                    del run, source
                 finally:
                     if collecting:
                         gc.enable()
-                if not run.failed:  # every record made an event
+                if not failed:  # every record made an event
                     return self._outputs(batch, outcomes, dropped)
                 for event, outcome in zip(events, outcomes):
                     if type(outcome) is LogEvent:
