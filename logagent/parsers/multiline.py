@@ -202,7 +202,8 @@ class MultilineGrouper:
         pass while a trace is open at the cost of a look-up."""
         count = len(events)
         opened = self._open
-        loop = self.machine.loop
+        machine = self.machine
+        loops, loop, step_of = machine.loops, machine.loop, machine.step
         max_lines, max_bytes = self.max_lines, self.max_bytes
         while index < count and opened:
             event = events[index]
@@ -216,16 +217,23 @@ class MultilineGrouper:
                 index += 1
                 continue
             active = group.active
-            same = loop(active)
+            same = loops[active] if active in loops else loop(active)
             message = event.message
-            within = len(group.lines) + len(group.tentative) < max_lines and group.nbytes + 1 + len(message) <= max_bytes
-            if same is not None and same(message) is not None and within:
+            lines = group.lines
+            if (
+                same is not None and same(message) is not None and not group.tentative
+                and len(lines) < max_lines and group.nbytes + 1 + len(message) <= max_bytes
+            ):
                 group.last = now  # what _take would do, in fewer steps
-                group.add(event, False)
-                index, group.nbytes = extend_run(events, index + 1, group.lines, group.nbytes, same, max_lines, max_bytes)
+                lines.append(event)
+                index, group.nbytes = extend_run(events, index + 1, lines, group.nbytes + 1 + len(message), same,
+                                                 max_lines, max_bytes)
                 continue
-            step = self.machine.step(active, message)
-            if step is not None and within:  # it joins (_join without a cap), in fewer steps
+            step = step_of(active, message)
+            if (
+                step is not None and len(lines) + len(group.tentative) < max_lines
+                and group.nbytes + 1 + len(message) <= max_bytes
+            ):  # it joins (_join without a cap), in fewer steps
                 group.active, group.last = step[0], now
                 group.add(event, step[1])
                 if not step[0]:
