@@ -202,8 +202,7 @@ class MultilineGrouper:
         pass while a trace is open at the cost of a look-up."""
         count = len(events)
         opened = self._open
-        machine = self.machine
-        loops, loop, step_of = machine.loops, machine.loop, machine.step
+        loops, loop, step_of = self.machine.loops, self.machine.loop, self.machine.step
         max_lines, max_bytes = self.max_lines, self.max_bytes
         while index < count and opened:
             event = events[index]
@@ -219,21 +218,15 @@ class MultilineGrouper:
             active = group.active
             same = loops[active] if active in loops else loop(active)
             message = event.message
-            lines = group.lines
-            if (
-                same is not None and same(message) is not None and not group.tentative
-                and len(lines) < max_lines and group.nbytes + 1 + len(message) <= max_bytes
-            ):
-                group.last = now  # what _take would do, in fewer steps
+            lines, size = group.lines, group.nbytes + 1 + len(message)
+            if same is not None and same(message) is not None and not group.tentative and len(lines) < max_lines \
+                    and size <= max_bytes:  # a frame after a frame: what _take would do, in fewer steps
+                group.last = now
                 lines.append(event)
-                index, group.nbytes = extend_run(events, index + 1, lines, group.nbytes + 1 + len(message), same,
-                                                 max_lines, max_bytes)
+                index, group.nbytes = extend_run(events, index + 1, lines, size, same, max_lines, max_bytes)
                 continue
             step = step_of(active, message)
-            if (
-                step is not None and len(lines) + len(group.tentative) < max_lines
-                and group.nbytes + 1 + len(message) <= max_bytes
-            ):  # it joins (_join without a cap), in fewer steps
+            if step is not None and len(lines) + len(group.tentative) < max_lines and size <= max_bytes:  # joins
                 group.active, group.last = step[0], now
                 group.add(event, step[1])
                 if not step[0]:
