@@ -188,7 +188,7 @@ def test_every_set_a_step_reaches_is_compiled_with_the_machine() -> None:
                 break
             active = step[0]
             seen += 1
-            assert active in prepared and active in machine._loops, active
+            assert active in prepared and active in machine.loops, active
     assert seen > 200
 
 

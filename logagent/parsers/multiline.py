@@ -202,7 +202,7 @@ class MultilineGrouper:
         pass while a trace is open at the cost of a look-up."""
         count = len(events)
         opened = self._open
-        loop = self.machine.loop
+        loops, loop, step_of = self.machine.loops, self.machine.loop, self.machine.step
         max_lines, max_bytes = self.max_lines, self.max_bytes
         while index < count and opened:
             event = events[index]
@@ -216,16 +216,17 @@ class MultilineGrouper:
                 index += 1
                 continue
             active = group.active
-            same = loop(active)
+            same = loops[active] if active in loops else loop(active)
             message = event.message
-            within = len(group.lines) + len(group.tentative) < max_lines and group.nbytes + 1 + len(message) <= max_bytes
-            if same is not None and same(message) is not None and within:
-                group.last = now  # what _take would do, in fewer steps
-                group.add(event, False)
-                index, group.nbytes = extend_run(events, index + 1, group.lines, group.nbytes, same, max_lines, max_bytes)
+            lines, size = group.lines, group.nbytes + 1 + len(message)
+            if same is not None and same(message) is not None and not group.tentative and len(lines) < max_lines \
+                    and size <= max_bytes:  # a frame after a frame: what _take would do, in fewer steps
+                group.last = now
+                lines.append(event)
+                index, group.nbytes = extend_run(events, index + 1, lines, size, same, max_lines, max_bytes)
                 continue
-            step = self.machine.step(active, message)
-            if step is not None and within:  # it joins (_join without a cap), in fewer steps
+            step = step_of(active, message)
+            if step is not None and len(lines) + len(group.tentative) < max_lines and size <= max_bytes:  # joins
                 group.active, group.last = step[0], now
                 group.add(event, step[1])
                 if not step[0]:

@@ -48,17 +48,18 @@ def extend_run(
     cost one match and an append each.
     """
     stream = lines[-1].stream
-    end = len(events)
+    end = min(len(events), index + max_lines - len(lines))
+    append = lines.append
     while index < end:
         event = events[index]
         message = event.message
-        if event.stream != stream or len(lines) >= max_lines or same(message) is None:
+        if event.stream != stream or same(message) is None:
             break
         size = nbytes + 1 + len(message)
         if size > max_bytes:
             break
         nbytes = size
-        lines.append(event)
+        append(event)
         index += 1
     return index, nbytes
 

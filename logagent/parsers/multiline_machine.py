@@ -84,7 +84,7 @@ class Rule:
 class Machine:
     """Start rules plus continuation rules per state (states are indexes)."""
 
-    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "_loops",
+    __slots__ = ("starts", "states", "lead", "marks", "marked", "mark_firsts", "classes", "blank_class", "loops",
                  "_plans")
 
     def __init__(
@@ -118,7 +118,8 @@ class Machine:
         self.classes = tuple(classes) if classes else (StartTest(self.starts),)
         #: the same for a marked line that is empty or begins with whitespace
         self.blank_class = blank_class or self.classes[0]
-        self._loops: dict[Active, Search | None] = {}
+        #: ``loop``'s answers so far (every prepared set's): read directly on a hot path, ``loop`` if absent
+        self.loops: dict[Active, Search | None] = {}
         self._plans: dict[Active, _Plan] = {}
 
     def prepare(self, sets: Sequence[Active]) -> None:
@@ -127,8 +128,8 @@ class Machine:
         for active in sets:
             if active not in self._plans:
                 self._plans[active] = self._plan(active)
-            if active not in self._loops:
-                self._loops[active] = self._compile_loop(active)
+            if active not in self.loops:
+                self.loops[active] = self._compile_loop(active)
 
     def reachable(self, sets: Sequence[Active]) -> list[Active]:
         """``sets`` and every set of states ``step`` can move one of them to, in any number of steps.
@@ -241,13 +242,13 @@ class Machine:
         takes with one of its rules back to itself, no earlier rule of the
         state taking it), so the lines of a long trace cost one match each.
         """
-        if active not in self._loops:
+        if active not in self.loops:
             if len(active) > 1:  # a set not prepared: every state's own self-loop
                 loops = [self.loop((state,)) for state in active]
-                self._loops[active] = None if None in loops else _all_of(loops)  # type: ignore[arg-type]
+                self.loops[active] = None if None in loops else _all_of(loops)  # type: ignore[arg-type]
             else:
-                self._loops[active] = self._compile_loop(active)
-        return self._loops[active]
+                self.loops[active] = self._compile_loop(active)
+        return self.loops[active]
 
     def _compile_loop(self, active: Active) -> Search | None:
         parts = [_self_loop(self.states[state], state) for state in active]
