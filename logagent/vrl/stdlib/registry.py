@@ -31,8 +31,9 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "parse_text": (
         "parse_json", "parse_int", "parse_float", "parse_regex", "parse_regex_all", "parse_duration",
-        "parse_key_value", "parse_query_string", "parse_logfmt",
+        "parse_query_string",
     ),
+    "key_value": ("parse_key_value", "parse_logfmt"),
     "codecs": (
         "encode_json", "encode_key_value", "encode_logfmt", "md5", "sha1", "sha2", "uuid_v4", "encode_base64",
         "decode_base64",
