@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "tap": ("benchmarks.tap", "throughput with a stalled or a reading tap client vs none"),
     "vrl-functions": ("benchmarks.vrl_functions", "CPU per call of the hot VRL functions vs the bare operation"),
     "remap": ("benchmarks.remap", "throughput with a remap program (context-only, JSON merge, deepflow) vs without"),
+    "remap-import": ("benchmarks.remap_import", "memory of importing the remap transform and compiling a program"),
     "remap-instructions": ("benchmarks.remap_instructions", "the remap benchmark's pipelines in callgrind instructions per line"),
     "noisy-neighbour": ("benchmarks.noisy_neighbour", "a quiet pod's write-to-sink delay beside a pod writing flat out; throttle"),
     "rate-transforms": ("benchmarks.rate_transforms", "throughput with throttle, sample, dedupe vs without, per CPU-second"),

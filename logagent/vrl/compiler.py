@@ -14,11 +14,9 @@ from typing import Any
 from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group, If, Literal, Noop, ObjectLiteral,
                   Query, RegexLiteral, Return, Template, Unary, Variable)
 from .calls import compile_call
-from .closures import compile_closure_call
 from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
-from .unnest import compile_unnest
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
 from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
 from .value import Kind, kind_names
@@ -129,11 +127,16 @@ class Compiler(ExpressionCompiler):
         return Compiled(leave, value.type, value.fallible)
 
     def compile_call(self, node: Call) -> Compiled:
+        # closures and unnest are rare in agent programs: loaded by the first program that has one
         if node.closure is not None:
+            from .closures import compile_closure_call  # noqa: PLC0415
+
             return compile_closure_call(self, node)
         if node.name in ("del", "exists"):
             return self.compile_path_function(node)
         if node.name == "unnest":
+            from .unnest import compile_unnest  # noqa: PLC0415
+
             return compile_unnest(self, node)
         return compile_call(self, node)
 

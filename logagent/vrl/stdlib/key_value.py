@@ -1,4 +1,4 @@
-"""``parse_key_value`` / ``parse_logfmt``: VRL's grammar (its nom parser) as plain index-walking functions.
+"""``parse_key_value`` / ``parse_logfmt`` (a family of their own): VRL's grammar (its nom parser) as plain index-walking functions.
 
 Each ``_p_*`` function takes the text and a start index and returns
 ``(end, result)`` or None where the nom parser would fail; the order of the
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..function import FunctionError
+from ..function import ArgumentError, FunctionError
+from .declare import ANY, BOOL, OBJ, Args, B, always, function, opt, req
 from .strings import WHITESPACE
 
 Parsed = tuple[int, Any] | None
@@ -154,3 +155,21 @@ def parse_key_value(
 
 def parse_logfmt(value: str) -> dict[str, Any]:
     return parse_key_value(value, "=", " ", "lenient", True)
+
+
+def _check_whitespace(args: Args) -> None:
+    arg = args[3]
+    if arg is not None and (not arg.constant or arg.value not in ("strict", "lenient")):
+        raise ArgumentError('invalid enum variant for argument "whitespace"; expected one of: "strict", "lenient"')
+
+
+FUNCTIONS = [
+    function(
+        "parse_key_value",
+        (req("value", B), opt("key_value_delimiter", ANY), opt("field_delimiter", ANY), opt("whitespace", B), opt("accept_standalone_key", BOOL)),
+        always(OBJ, True),
+        parse_key_value,
+        check=_check_whitespace,
+    ),
+    function("parse_logfmt", (req("value", B),), always(OBJ, True), parse_logfmt),
+]

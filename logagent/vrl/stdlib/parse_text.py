@@ -9,11 +9,9 @@ from typing import Any
 
 import msgspec
 
-from ..function import ArgumentError, FunctionError, TypeDef
+from ..function import FunctionError, TypeDef
 from ..value import Kind
 from .declare import ANY, ARR, BOOL, JSON, OBJ, RE, Args, B, F, I, always, function, opt, req
-from .json_errors import serde_json_error
-from .key_value import parse_key_value, parse_logfmt
 from .regex import Regex
 from .types import _string_to_float, could_be_json
 
@@ -40,6 +38,8 @@ class JsonError(FunctionError):
 
     def __str__(self) -> str:
         if self._message is None:
+            from .json_errors import serde_json_error  # noqa: PLC0415  (loaded with the first message read)
+
             self._message = self._prefix + serde_json_error(self._text)
             self.args = (self._message,)
         return self._message
@@ -273,12 +273,6 @@ def parse_query_string(value: str) -> dict[str, Any]:
     return result
 
 
-def _check_whitespace(args: Args) -> None:
-    arg = args[3]
-    if arg is not None and (not arg.constant or arg.value not in ("strict", "lenient")):
-        raise ArgumentError('invalid enum variant for argument "whitespace"; expected one of: "strict", "lenient"')
-
-
 FUNCTIONS = [
     function("parse_json", (req("value", B), opt("max_depth", I), opt("lossy", BOOL)), always(JSON, True), parse_json),
     function("parse_int", (req("value", B), opt("base", I)), always(I, True), parse_int),
@@ -286,13 +280,5 @@ FUNCTIONS = [
     function("parse_regex", (req("value", B), req("pattern", RE), opt("numeric_groups", BOOL)), _parse_regex_type, parse_regex),
     function("parse_regex_all", (req("value", ANY), req("pattern", RE), opt("numeric_groups", BOOL)), always(ARR, True), parse_regex_all),
     function("parse_duration", (req("value", B), req("unit", B)), always(F, True), parse_duration),
-    function(
-        "parse_key_value",
-        (req("value", B), opt("key_value_delimiter", ANY), opt("field_delimiter", ANY), opt("whitespace", B), opt("accept_standalone_key", BOOL)),
-        always(OBJ, True),
-        parse_key_value,
-        check=_check_whitespace,
-    ),
     function("parse_query_string", (req("value", B),), always(OBJ), parse_query_string),
-    function("parse_logfmt", (req("value", B),), always(OBJ, True), parse_logfmt),
 ]
