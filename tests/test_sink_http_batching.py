@@ -171,6 +171,40 @@ async def test_body_builder_gives_the_compressor_the_protocols_body_size() -> No
         assert zstandard.ZstdDecompressor().decompress(body) == whole
 
 
+async def test_large_gzip_bodies_go_to_the_worker_threads_and_zstd_ones_stay_on_the_loop() -> None:
+    import gzip
+    import threading
+
+    import zstandard
+
+    from logagent.sinks.http import compression
+    from logagent.sinks.http.compression import INLINE_BODY_BYTES, BodyBuilder
+
+    parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(20_000) for i in (0, 1)]
+    nbytes = sum(map(len, parts))
+    assert nbytes >= INLINE_BODY_BYTES
+    protocol = protocol_for("ndjson")
+    for kind, decompress, threaded in (("gzip", gzip.decompress, True),
+                                       ("zstd", zstandard.ZstdDecompressor().decompress, False)):
+        builder = BodyBuilder("test", kind, None)
+        seen: list[threading.Thread] = []
+        compress = builder._compress
+        assert compress is not None
+
+        def watched(pieces, size=None, compress=compress):  # type: ignore[no-untyped-def]
+            seen.append(threading.current_thread())
+            return compress(pieces, size)
+
+        builder._compress = watched
+        try:
+            body = await builder.build(protocol, parts, nbytes)
+        finally:
+            builder.close()
+        assert decompress(body) == protocol.build_body(parts)
+        assert (seen[0] is not threading.main_thread()) is threaded, kind
+        assert (kind in compression.THREADED_CODECS) is threaded
+
+
 def test_body_pieces_concatenate_to_the_body():
     parts = [b'{"n":%d}' % n if i == 0 else b"\n" for n in range(10) for i in (0, 1)]
     for encoding in ("ndjson", "json"):

@@ -132,7 +132,7 @@ async def test_unwritable_dead_letter_file_counts_and_logs_and_moves_on(receiver
 @pytest.mark.parametrize("compression, level", [("gzip", None), ("gzip", 9), ("zstd", None), ("zstd", 19)])
 async def test_content_encoding_on_the_wire_is_the_configured_one(receiver, compression, level):
     feeder = Feeder()
-    # enough records for a body built and compressed in a worker thread
+    # enough records for a body above INLINE_BODY_BYTES (gzip: built and compressed in a worker thread)
     batches = [feeder.batch(feeder.events(1, 700)), feeder.batch(feeder.events(2, 30))]
     config = make_config(
         receiver.url,
