@@ -45,8 +45,24 @@ _TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?,
 _NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}"
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
+#: what follows a Node.js error's frame
+_NODE_FRAMES = [
+    (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
+    (_AT_FRAME, "frames"),
+    # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
+    (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
+    (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
+    (_BLANK, "tail", TENTATIVE),
+]
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
 _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
+#: what ends the message of a task's error in rake's (and ``rails db:migrate``'s) report: its first frame
+#: ("/app/lib/tasks/x.rake:5:in `block in <top (required)>'", not indented), or the last lines
+_RAKE_AFTER_MESSAGE = [
+    (r"^\S.*:\d+:in [`']", "rake_frames"),
+    (r"^Tasks: \S", "rake_tasks"),
+    (r"^\(See full trace by running task with --trace\)$", END),
+]
 
 
 class Language(NamedTuple):
@@ -189,6 +205,9 @@ LANGUAGES: dict[str, Language] = {
             (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
             # Ruby 2.5 to 2.7 on a terminal: the oldest frame first, "\t1: from x.rb:2:in `<main>'", the error last
             (r"^Traceback \(most recent call last\):$", "oldest"),
+            # rake's report of a task's error: "rake aborted!", the error's message (one or several lines,
+            # "Did you mean?"), the frames not indented, "Tasks: TOP => x", "(See full trace by ...)"
+            (r"^(?:rake|rails) aborted!$", "rake0", 0),
         ],
         {
             "frames": [
@@ -206,17 +225,27 @@ LANGUAGES: dict[str, Language] = {
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "reversed"),
                 (r"^\S.*:\d+:in [`']", END),
             ],
+            **_message_lines("rake", 8, _RAKE_AFTER_MESSAGE),
+            "rake_frames": [
+                *_RAKE_AFTER_MESSAGE,
+                (_BLANK, "rake_gap", TENTATIVE),  # the cause follows: a blank line, "Caused by:", its report
+            ],
+            "rake_gap": [(r"^Caused by:$", "rake0")],
+            "rake_tasks": [(r"^\(See full trace by running task with --trace\)$", END)],
         },
         1,  # the error, then "\tfrom ..." or a blank line; "Traceback ...", then "\t2: from ..."
         # frames: "from x.rb:3:in ...", Ruby 2.5's "2: from ...", a Rails error's "app/x.rb:69:in 'f'"
         # (a path without spaces or colons: an ordinary line is turned down at once)
         indented=r"from \S|\d+: from \S|[^\s:]+:\d+:in [`']",
+        marks=r"(?:rake|rails) aborted!$",  # its frames are not indented: the first line is marked
     ),
     "nodejs": Language(
         [
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
-            (_EXCEPTION, "frames", 1),  # its next line is a frame, indented
+            (_EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
+            # the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start
+            (r"^V8 errors stack trace$", "frames", 1),
             # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
             (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         ],
@@ -224,23 +253,19 @@ LANGUAGES: dict[str, Language] = {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
             "source": [(r"^\s*\^+\s*$", "caret")],
             # the error; a message without its name too (an object thrown, a library's own message)
-            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "frames"), (r"^\S", "thrown", TENTATIVE)],
+            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "error"), (r"^\S", "thrown", TENTATIVE)],
             "thrown": [(_AT_FRAME, "frames")],
-            "frames": [
-                (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
-                (_AT_FRAME, "frames"),
-                # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
-                (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
-                (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
-                (_BLANK, "tail", TENTATIVE),
-            ],
+            # a module not found: "Require stack:", "- /app/index.js" per requiring module, then the frames
+            "error": [(r"^Require stack:$", "required"), *_NODE_FRAMES],
+            "required": [(r"^- \S", "required"), (_AT_FRAME, "frames")],
+            "frames": _NODE_FRAMES,
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "inspected": [(_AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
             "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
         2,  # "file.js:N", the source line, then a caret
-        marks=r"\^",
+        marks=r"\^|Require stack:$",  # "Error: Cannot find module 'x'", then "Require stack:"
         indented=r"\^|at \S|eval at \S",
     ),
     "dotnet": Language(
@@ -250,7 +275,11 @@ LANGUAGES: dict[str, Language] = {
                 (_AT_FRAME, "frames"),
                 (r"^\s*---> \S", "frames"),  # an inner exception
                 (r"^\s*--- End of .*---$", "frames"),
+                # AggregateException: its inner exceptions after its stack, each " ---> (Inner Exception #1) X: y",
+                # its frames, "<---" after the last one, a blank line between them
+                (_BLANK, "inner", TENTATIVE),
             ],
+            "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "frames")],
         },
         1,
         marks=r"---> \S",
