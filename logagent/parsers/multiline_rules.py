@@ -41,8 +41,10 @@ _EXCEPTION_FIRST = (
 #: a line that begins with a log line's time ("2015-07-09 15:23:29", "Jul 09, 2015 3:23:29 PM",
 #: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
 _TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, \d{4} |\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d)"
+#: the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start (a JS trace follows)
+_V8_HEADER = r"^V8 errors stack trace$"
 #: what a line of a Java exception's message never is
-_NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}"
+_NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}|{_V8_HEADER}"
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
 #: what follows a Node.js error's frame
@@ -54,8 +56,20 @@ _NODE_FRAMES = [
     (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
     (_BLANK, "tail", TENTATIVE),
 ]
+#: what follows a .NET frame. AggregateException: after its own stack trace, its inner exceptions, each
+#: " ---> (Inner Exception #1) X: y", its frames and "<---" after the last line, a blank line between them
+_DOTNET_FRAMES = [
+    (_AT_FRAME, "frames"),
+    (r"^\s*---> .*<---$", "closed"),  # an inner exception without a stack trace
+    (r"^\s*---> \S", "frames"),  # an inner exception
+    (r"^\s*--- End of .*---<---$", "closed"),
+    (r"^\s*--- End of .*---$", "frames"),
+    (_BLANK, "inner", TENTATIVE),
+]
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
 _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
+#: the first line of rake's report of a task's error (``rails db:migrate`` runs rake as "rails")
+_RAKE_ABORTED = r"^(?:rake|rails) aborted!$"
 #: what ends the message of a task's error in rake's (and ``rails db:migrate``'s) report: its first frame
 #: ("/app/lib/tasks/x.rake:5:in `block in <top (required)>'", not indented), or the last lines
 _RAKE_AFTER_MESSAGE = [
@@ -207,7 +221,7 @@ LANGUAGES: dict[str, Language] = {
             (r"^Traceback \(most recent call last\):$", "oldest"),
             # rake's report of a task's error: "rake aborted!", the error's message (one or several lines,
             # "Did you mean?"), the frames not indented, "Tasks: TOP => x", "(See full trace by ...)"
-            (r"^(?:rake|rails) aborted!$", "rake0", 0),
+            (_RAKE_ABORTED, "rake0", 0),
         ],
         {
             "frames": [
@@ -225,10 +239,12 @@ LANGUAGES: dict[str, Language] = {
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "reversed"),
                 (r"^\S.*:\d+:in [`']", END),
             ],
-            **_message_lines("rake", 8, _RAKE_AFTER_MESSAGE),
+            # the message: any lines but the next report's first
+            **_message_lines("rake", 8, _RAKE_AFTER_MESSAGE, (_RAKE_ABORTED, NOT)),
             "rake_frames": [
                 *_RAKE_AFTER_MESSAGE,
                 (_BLANK, "rake_gap", TENTATIVE),  # the cause follows: a blank line, "Caused by:", its report
+                (r"^[A-Z]\w*(?:::[A-Z]\w*)*: ", "rake1", TENTATIVE),  # rake 10: the cause's report right after
             ],
             "rake_gap": [(r"^Caused by:$", "rake0")],
             "rake_tasks": [(r"^\(See full trace by running task with --trace\)$", END)],
@@ -244,8 +260,7 @@ LANGUAGES: dict[str, Language] = {
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
             (_EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
-            # the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start
-            (r"^V8 errors stack trace$", "frames", 1),
+            (_V8_HEADER, "frames", 1),
             # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
             (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         ],
@@ -271,14 +286,10 @@ LANGUAGES: dict[str, Language] = {
     "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
         {
-            "frames": [
-                (_AT_FRAME, "frames"),
-                (r"^\s*---> \S", "frames"),  # an inner exception
-                (r"^\s*--- End of .*---$", "frames"),
-                # AggregateException: its inner exceptions after its stack, each " ---> (Inner Exception #1) X: y",
-                # its frames, "<---" after the last one, a blank line between them
-                (_BLANK, "inner", TENTATIVE),
-            ],
+            "frames": _DOTNET_FRAMES,
+            # an inner exception that is an AggregateException ends with its own last inner one's "<---", then
+            # a line "<---" of its own
+            "closed": [(r"^\s*<---$", "frames"), *_DOTNET_FRAMES],
             "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "frames")],
         },
         1,
