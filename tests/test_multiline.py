@@ -207,7 +207,10 @@ def test_blank_lines_after_an_aggregate_exception_or_a_rake_report_are_not_part_
 def test_pieces_of_node_dotnet_and_rake_reports_out_of_place_are_themselves() -> None:
     lines = ["Tasks: TOP => db:migrate", "(See full trace by running task with --trace)", "<---", "Require stack:",
              "- /app/index.js", "cache warm", "V8 errors stack trace", "worker started", "Error: Cannot find module 'x'",
-             "- /app/index.js", "rake aborted!", "rake aborted!", "GET / 200", "done"]
+             "- /app/index.js", "rake aborted!", "rake aborted!", "GET / 200", "done",
+             # a log line of level ERROR or WARN, then an exception without frames
+             "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed", "java.io.IOException: disk full", "done",
+             "16:15:13.201 [main] WARN c.x.Daemon - retrying", "Error: connection reset by peer", "done"]
     for batch in (None, 1, 3):
         assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
 
@@ -247,7 +250,8 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "Stack trace:", "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
                    " ActionController::RoutingError (No route matches [GET] \"/x\"):", "node:fs:573",
                    "rake aborted!", "Require stack:", "- /app/index.js", "V8 errors stack trace", "<---",
-                   " ---> (Inner Exception #1) System.Exception: x", "Tasks: TOP => db:migrate"]
+                   " ---> (Inner Exception #1) System.Exception: x", "Tasks: TOP => db:migrate",
+                   "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

@@ -45,6 +45,10 @@ _TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?,
 _V8_HEADER = r"^V8 errors stack trace$"
 #: what a line of a Java exception's message never is
 _NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}|{_V8_HEADER}"
+#: a log line of level ERROR or WARN that may be followed by the exception it logged, as logback's and Spring
+#: Boot's default layouts print it: "16:15:13.201 [main] ERROR c.x.Daemon - crashing!",
+#: "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed"
+_LOGGED = r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?(?:ERROR|WARN) "
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
 #: what follows a Node.js error's frame
@@ -116,8 +120,16 @@ def _message_lines(
 
 LANGUAGES: dict[str, Language] = {
     "java": Language(
-        [(_EXCEPTION, "exception")],
+        [(_EXCEPTION, "exception"), (_LOGGED, "logged")],
         {
+            # the exception a log line logged: its header right after it, at most one line of message, then
+            # "at" (the lead: the log line, the header, a line, "at")
+            "logged": [(_EXCEPTION_FIRST, "logged_exception", TENTATIVE)],
+            "logged_exception": [
+                (_AT_FRAME, "frames"),
+                (f"{_NOT_MESSAGE}|{_BLANK}", "logged_message", TENTATIVE, NOT),
+            ],
+            "logged_message": [(_AT_FRAME, "frames")],
             # a trace has a frame (or a nested exception) before any cause
             "exception": [
                 (_AT_FRAME, "frames"),
