@@ -215,6 +215,16 @@ def test_pieces_of_node_dotnet_and_rake_reports_out_of_place_are_themselves() ->
         assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
 
 
+def test_a_log_line_joins_the_exception_it_logged_only_if_at_follows_within_two_lines() -> None:
+    logged = "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"
+    short = real_trace("java_npe_helpful.txt")  # the header, then "at"
+    long = real_trace("java_multiline_message.txt")  # the header, two lines of message, then "at"
+    lines = [logged, *short, logged, *long, "done"]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "\n".join([logged, *short]), logged, "\n".join(long), "done"], batch
+
+
 def real_trace(name: str) -> list[str]:
     return (TRACES / "real" / name).read_text().split("\n")[:-1]
 
