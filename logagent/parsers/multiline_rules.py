@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin, compile_user_pattern
-from logagent.parsers.multiline_prefilter import first_characters, may_begin_with_space
+from logagent.parsers.multiline_prefilter import flat_alternatives, may_begin_with_space
 from logagent.parsers.multiline_starts import StartTest
 
 TENTATIVE = "tentative"
@@ -438,36 +438,9 @@ def _marks(languages: list[Language]) -> str:
     ordinary indented line is turned down without going back over it for every alternative, and
     the alternatives are flat, each tried only if the line's next character can begin it, the
     ones that can begin with any character last."""
-    indented = _flat([lang.indented for lang in languages])
-    others = _flat([lang.marks for lang in languages])
+    indented = flat_alternatives([lang.indented for lang in languages])
+    others = flat_alternatives([lang.marks for lang in languages])
     for part in (indented, others):
         if part:
             compile_user_pattern(part, "built-in multiline marks")
     return "|".join([rf"[^\S\n]++(?:$|{indented})" if indented else r"[^\S\n]++$", "$", *([others] if others else [])])
-
-
-def _flat(patterns: list[str]) -> str:
-    """The top-level alternatives of ``patterns``, once each, those that may begin with any character last."""
-    alternatives = dict.fromkeys(part for pattern in patterns if pattern for part in _alternatives(pattern))
-    return "|".join(sorted(alternatives, key=lambda part: first_characters(part) is None))
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """``pattern`` split at its top-level ``|`` (outside groups and character classes)."""
-    parts, depth, start, index, in_class = [], 0, 0, 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            index += pattern.startswith("]", index + 1)  # "[]...]": the first "]" is a member
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and not depth:
-            parts.append(pattern[start:index])
-            start = index + 1
-        index += 1
-    return [*parts, pattern[start:]]
