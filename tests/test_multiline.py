@@ -191,6 +191,44 @@ def test_blank_lines_after_a_trace_are_not_part_of_it() -> None:
     assert [e.message for e in out] == ["\n".join(go), "", "", "server stopped", "\n".join(py), "", "next request"]
 
 
+def test_blank_lines_after_an_aggregate_exception_or_a_rake_report_are_not_part_of_it() -> None:
+    """A blank line can go on with a .NET trace (the next ``---> (Inner Exception #N)``) or a rake report
+    (``Caused by:``) but joins only if that follows."""
+    dotnet = real_trace("dotnet_aggregate_blank_separated.txt")
+    rake = real_trace("ruby_rake_aborted_rakefile.txt")
+    # rake's report with --trace: no "(See full trace ...)" line, the frames last
+    traced = ["rake aborted!", "NoMethodError: undefined method `x' for nil", "/app/Rakefile:3:in `block in <top>'"]
+    lines = [*dotnet, "", "", "next request", *rake, "", "Caused by", *traced, "", "rake aborted!", *traced[1:]]
+    out = run(grouper(), events(lines))
+    assert [e.message for e in out] == ["\n".join(dotnet), "", "", "next request", "\n".join(rake), "",
+                                        "Caused by", "\n".join(traced), "", "\n".join(traced)]
+
+
+def test_pieces_of_node_dotnet_and_rake_reports_out_of_place_are_themselves() -> None:
+    lines = ["Tasks: TOP => db:migrate", "(See full trace by running task with --trace)", "<---", "Require stack:",
+             "- /app/index.js", "cache warm", "V8 errors stack trace", "worker started", "Error: Cannot find module 'x'",
+             "- /app/index.js", "rake aborted!", "rake aborted!", "GET / 200", "done",
+             # a log line of level ERROR or WARN, then an exception without frames
+             "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed", "java.io.IOException: disk full", "done",
+             "16:15:13.201 [main] WARN c.x.Daemon - retrying", "Error: connection reset by peer", "done"]
+    for batch in (None, 1, 3):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
+
+
+def test_a_log_line_joins_the_exception_it_logged_only_if_at_follows_within_two_lines() -> None:
+    logged = "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"
+    short = real_trace("java_npe_helpful.txt")  # the header, then "at"
+    long = real_trace("java_multiline_message.txt")  # the header, two lines of message, then "at"
+    lines = [logged, *short, logged, *long, "done"]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "\n".join([logged, *short]), logged, "\n".join(long), "done"], batch
+
+
+def real_trace(name: str) -> list[str]:
+    return (TRACES / "real" / name).read_text().split("\n")[:-1]
+
+
 def test_record_is_truncated_if_a_line_was_and_keeps_the_first_timestamp() -> None:
     lines = trace_lines("ruby.txt")
     evs = events(lines)
@@ -220,7 +258,10 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "During handling of the above exception, another exception occurred:",
                    "#1 {main}", "Unhandled exception:", "thread 'main' panicked at src/main.rs:2:5:",
                    "Stack trace:", "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
-                   " ActionController::RoutingError (No route matches [GET] \"/x\"):", "node:fs:573"]
+                   " ActionController::RoutingError (No route matches [GET] \"/x\"):", "node:fs:573",
+                   "rake aborted!", "Require stack:", "- /app/index.js", "V8 errors stack trace", "<---",
+                   " ---> (Inner Exception #1) System.Exception: x", "Tasks: TOP => db:migrate",
+                   "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

@@ -28,7 +28,7 @@ PREFIXES = {
     "python": "python", "detect_python": "python",
     "go": "go", "detect_go": "go",
     "ruby": "ruby", "detect_ruby": "ruby", "detect_rails": "ruby",
-    "node": "javascript", "detect_node": "javascript", "detect_client_js": "javascript",
+    "node": "javascript", "detect_node": "javascript", "detect_v8": "javascript", "detect_client_js": "javascript",
     "php": "php", "detect_php": "php",
     "detect_csharp": "dotnet", "dotnet": "dotnet",
     "detect_dart": "dart", "dart": "dart", "ruby18": "ruby", "ruby25": "ruby",

@@ -7,7 +7,9 @@ or the words of an alternation, ``Exception`` / ``Error`` / ``Throwable``);
 whether it can take a line that begins with whitespace; ``first_characters``:
 what a match at a line's start begins with. ``multiline_starts`` uses them so
 that a start rule never needs a hand-written hint: a new table gets its
-cheap tests for free.
+cheap tests for free. ``flat_alternatives``: the top-level alternatives of
+several patterns as one (the tables' marks), those that may begin with any
+character last.
 """
 
 from __future__ import annotations
@@ -66,6 +68,33 @@ def may_begin_with_space(pattern: str) -> bool:
     if not items or items[0] != (sre.AT, sre.AT_BEGINNING):
         return True
     return _may_take_space(items[1:])
+
+
+def flat_alternatives(patterns: list[str]) -> str:
+    """The top-level alternatives of ``patterns``, once each, those that may begin with any character last."""
+    alternatives = dict.fromkeys(part for pattern in patterns if pattern for part in top_level_alternatives(pattern))
+    return "|".join(sorted(alternatives, key=lambda part: first_characters(part) is None))
+
+
+def top_level_alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|`` (outside groups and character classes)."""
+    parts, depth, start, index, in_class = [], 0, 0, 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += pattern.startswith("]", index + 1)  # "[]...]": the first "]" is a member
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and not depth:
+            parts.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    return [*parts, pattern[start:]]
 
 
 # -- reading the parse tree ------------------------------------------------------------

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from logagent.parsers.multiline_machine import DONE, Machine, Rule, Search, compile_builtin, compile_user_pattern
-from logagent.parsers.multiline_prefilter import first_characters, may_begin_with_space
+from logagent.parsers.multiline_prefilter import flat_alternatives, may_begin_with_space
 from logagent.parsers.multiline_starts import StartTest
 
 TENTATIVE = "tentative"
@@ -41,12 +41,46 @@ _EXCEPTION_FIRST = (
 #: a line that begins with a log line's time ("2015-07-09 15:23:29", "Jul 09, 2015 3:23:29 PM",
 #: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
 _TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, \d{4} |\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d)"
+#: the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start (a JS trace follows)
+_V8_HEADER = r"^V8 errors stack trace$"
 #: what a line of a Java exception's message never is
-_NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}"
+_NOT_MESSAGE = f"{_EXCEPTION_FIRST}|{_TIMESTAMP_FIRST}|{_V8_HEADER}"
+#: a log line of level ERROR or WARN that may be followed by the exception it logged, as logback's and Spring
+#: Boot's default layouts print it: "16:15:13.201 [main] ERROR c.x.Daemon - crashing!",
+#: "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed"
+_LOGGED = r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?(?:ERROR|WARN) "
 #: JVM, V8 (``eval at``), .NET frames
 _AT_FRAME = r"^\s+(?:eval )?at \S"
+#: what follows a Node.js error's frame
+_NODE_FRAMES = [
+    (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
+    (_AT_FRAME, "frames"),
+    # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
+    (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
+    (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
+    (_BLANK, "tail", TENTATIVE),
+]
+#: what follows a .NET frame. AggregateException: after its own stack trace, its inner exceptions, each
+#: " ---> (Inner Exception #1) X: y", its frames and "<---" after the last line, a blank line between them
+_DOTNET_FRAMES = [
+    (_AT_FRAME, "frames"),
+    (r"^\s*---> .*<---$", "closed"),  # an inner exception without a stack trace
+    (r"^\s*---> \S", "frames"),  # an inner exception
+    (r"^\s*--- End of .*---<---$", "closed"),
+    (r"^\s*--- End of .*---$", "frames"),
+    (_BLANK, "inner", TENTATIVE),
+]
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
 _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
+#: the first line of rake's report of a task's error (``rails db:migrate`` runs rake as "rails")
+_RAKE_ABORTED = r"^(?:rake|rails) aborted!$"
+#: what ends the message of a task's error in rake's (and ``rails db:migrate``'s) report: its first frame
+#: ("/app/lib/tasks/x.rake:5:in `block in <top (required)>'", not indented), or the last lines
+_RAKE_AFTER_MESSAGE = [
+    (r"^\S.*:\d+:in [`']", "rake_frames"),
+    (r"^Tasks: \S", "rake_tasks"),
+    (r"^\(See full trace by running task with --trace\)$", END),
+]
 
 
 class Language(NamedTuple):
@@ -86,8 +120,16 @@ def _message_lines(
 
 LANGUAGES: dict[str, Language] = {
     "java": Language(
-        [(_EXCEPTION, "exception")],
+        [(_EXCEPTION, "exception"), (_LOGGED, "logged")],
         {
+            # the exception a log line logged: its header right after it, at most one line of message, then
+            # "at" (the lead: the log line, the header, a line, "at")
+            "logged": [(_EXCEPTION_FIRST, "logged_exception", TENTATIVE)],
+            "logged_exception": [
+                (_AT_FRAME, "frames"),
+                (f"{_NOT_MESSAGE}|{_BLANK}", "logged_message", TENTATIVE, NOT),
+            ],
+            "logged_message": [(_AT_FRAME, "frames")],
             # a trace has a frame (or a nested exception) before any cause
             "exception": [
                 (_AT_FRAME, "frames"),
@@ -189,6 +231,9 @@ LANGUAGES: dict[str, Language] = {
             (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
             # Ruby 2.5 to 2.7 on a terminal: the oldest frame first, "\t1: from x.rb:2:in `<main>'", the error last
             (r"^Traceback \(most recent call last\):$", "oldest"),
+            # rake's report of a task's error: "rake aborted!", the error's message (one or several lines,
+            # "Did you mean?"), the frames not indented, "Tasks: TOP => x", "(See full trace by ...)"
+            (_RAKE_ABORTED, "rake0", 0),
         ],
         {
             "frames": [
@@ -206,17 +251,28 @@ LANGUAGES: dict[str, Language] = {
                 (r"^\s+\.\.\. \d+ levels\.\.\.$", "reversed"),
                 (r"^\S.*:\d+:in [`']", END),
             ],
+            # the message: any lines but the next report's first
+            **_message_lines("rake", 8, _RAKE_AFTER_MESSAGE, (_RAKE_ABORTED, NOT)),
+            "rake_frames": [
+                *_RAKE_AFTER_MESSAGE,
+                (_BLANK, "rake_gap", TENTATIVE),  # the cause follows: a blank line, "Caused by:", its report
+                (r"^[A-Z]\w*(?:::[A-Z]\w*)*: ", "rake1", TENTATIVE),  # rake 10: the cause's report right after
+            ],
+            "rake_gap": [(r"^Caused by:$", "rake0")],
+            "rake_tasks": [(r"^\(See full trace by running task with --trace\)$", END)],
         },
         1,  # the error, then "\tfrom ..." or a blank line; "Traceback ...", then "\t2: from ..."
         # frames: "from x.rb:3:in ...", Ruby 2.5's "2: from ...", a Rails error's "app/x.rb:69:in 'f'"
         # (a path without spaces or colons: an ordinary line is turned down at once)
         indented=r"from \S|\d+: from \S|[^\s:]+:\d+:in [`']",
+        marks=r"(?:rake|rails) aborted!$",  # its frames are not indented: the first line is marked
     ),
     "nodejs": Language(
         [
             # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
             (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
-            (_EXCEPTION, "frames", 1),  # its next line is a frame, indented
+            (_EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
+            (_V8_HEADER, "frames", 1),
             # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
             (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         ],
@@ -224,33 +280,29 @@ LANGUAGES: dict[str, Language] = {
             "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
             "source": [(r"^\s*\^+\s*$", "caret")],
             # the error; a message without its name too (an object thrown, a library's own message)
-            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "frames"), (r"^\S", "thrown", TENTATIVE)],
+            "caret": [(_BLANK, "caret", TENTATIVE), (_EXCEPTION, "error"), (r"^\S", "thrown", TENTATIVE)],
             "thrown": [(_AT_FRAME, "frames")],
-            "frames": [
-                (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
-                (_AT_FRAME, "frames"),
-                # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
-                (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
-                (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
-                (_BLANK, "tail", TENTATIVE),
-            ],
+            # a module not found: "Require stack:", "- /app/index.js" per requiring module, then the frames
+            "error": [(r"^Require stack:$", "required"), *_NODE_FRAMES],
+            "required": [(r"^- \S", "required"), (_AT_FRAME, "frames")],
+            "frames": _NODE_FRAMES,
             "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
             "inspected": [(_AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
             "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
             "tail": [(_BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
         },
         2,  # "file.js:N", the source line, then a caret
-        marks=r"\^",
+        marks=r"\^|Require stack:$",  # "Error: Cannot find module 'x'", then "Require stack:"
         indented=r"\^|at \S|eval at \S",
     ),
     "dotnet": Language(
         [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
         {
-            "frames": [
-                (_AT_FRAME, "frames"),
-                (r"^\s*---> \S", "frames"),  # an inner exception
-                (r"^\s*--- End of .*---$", "frames"),
-            ],
+            "frames": _DOTNET_FRAMES,
+            # an inner exception that is an AggregateException ends with its own last inner one's "<---", then
+            # a line "<---" of its own
+            "closed": [(r"^\s*<---$", "frames"), *_DOTNET_FRAMES],
+            "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "frames")],
         },
         1,
         marks=r"---> \S",
@@ -386,36 +438,9 @@ def _marks(languages: list[Language]) -> str:
     ordinary indented line is turned down without going back over it for every alternative, and
     the alternatives are flat, each tried only if the line's next character can begin it, the
     ones that can begin with any character last."""
-    indented = _flat([lang.indented for lang in languages])
-    others = _flat([lang.marks for lang in languages])
+    indented = flat_alternatives([lang.indented for lang in languages])
+    others = flat_alternatives([lang.marks for lang in languages])
     for part in (indented, others):
         if part:
             compile_user_pattern(part, "built-in multiline marks")
     return "|".join([rf"[^\S\n]++(?:$|{indented})" if indented else r"[^\S\n]++$", "$", *([others] if others else [])])
-
-
-def _flat(patterns: list[str]) -> str:
-    """The top-level alternatives of ``patterns``, once each, those that may begin with any character last."""
-    alternatives = dict.fromkeys(part for pattern in patterns if pattern for part in _alternatives(pattern))
-    return "|".join(sorted(alternatives, key=lambda part: first_characters(part) is None))
-
-
-def _alternatives(pattern: str) -> list[str]:
-    """``pattern`` split at its top-level ``|`` (outside groups and character classes)."""
-    parts, depth, start, index, in_class = [], 0, 0, 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 1
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            index += pattern.startswith("]", index + 1)  # "[]...]": the first "]" is a member
-        elif char in "()":
-            depth += 1 if char == "(" else -1
-        elif char == "|" and not depth:
-            parts.append(pattern[start:index])
-            start = index + 1
-        index += 1
-    return [*parts, pattern[start:]]
