@@ -154,7 +154,10 @@ def _stored(values: list[Any], kinds: set[type] | None = None) -> list[Any]:
         return values
     buffer = bytearray()
     if kinds == _DICT:
-        return [_text(value, buffer) for value in values]
+        into, raw = _encode_into, _raw
+        # ``into`` returns None, so the condition only encodes: a call of ``_text`` per value cost deepflow
+        # ~180 instructions a line, this ~20
+        return [raw(bytes(buffer)) for value in values if into(value, buffer) is None]
     if kinds <= _OBJECTS:
         return [None if value is None else _text(value, buffer) for value in values]
     return [value if type(value) in LEAVES else _text(value, buffer) if type(value) is dict else plain(value)
@@ -162,7 +165,7 @@ def _stored(values: list[Any], kinds: set[type] | None = None) -> list[Any]:
 
 
 def _text(value: Any, buffer: bytearray) -> msgspec.Raw:
-    """``value``'s JSON in a bytes object of exactly its size: ``encode``'s result may keep up to a quarter
-    more (the block it grew in), and these wait in inboxes for their sink."""
+    """``value``'s JSON in a bytes object of exactly its size: ``encode``'s result keeps the spare room of
+    the buffer it grew in (a fifth more for deepflow's objects), and these wait in inboxes for their sink."""
     _encode_into(value, buffer)
     return _raw(bytes(buffer))
