@@ -45,8 +45,10 @@ def _encoded_value(value: Any) -> Any:
     raise TypeError(f"not a VRL value: {type(value).__name__}")
 
 
+_encoder = msgspec.json.Encoder(enc_hook=_encoded_value)
 #: a VRL value as JSON
-encode_value = msgspec.json.Encoder(enc_hook=_encoded_value).encode
+encode_value = _encoder.encode
+_encode_into = _encoder.encode_into
 _raw = msgspec.Raw
 
 
@@ -150,9 +152,20 @@ def _stored(values: list[Any], kinds: set[type] | None = None) -> list[Any]:
     kinds = types_of(values) if kinds is None else kinds
     if kinds <= LEAVES:
         return values
+    buffer = bytearray()
     if kinds == _DICT:
-        return list(map(_raw, map(encode_value, values)))
+        into, raw = _encode_into, _raw
+        # ``into`` returns None, so the condition only encodes: a call of ``_text`` per value cost deepflow
+        # ~180 instructions a line, this ~20
+        return [raw(bytes(buffer)) for value in values if into(value, buffer) is None]
     if kinds <= _OBJECTS:
-        return [None if value is None else _raw(encode_value(value)) for value in values]
-    return [value if type(value) in LEAVES else _raw(encode_value(value)) if type(value) is dict else plain(value)
+        return [None if value is None else _text(value, buffer) for value in values]
+    return [value if type(value) in LEAVES else _text(value, buffer) if type(value) is dict else plain(value)
             for value in values]
+
+
+def _text(value: Any, buffer: bytearray) -> msgspec.Raw:
+    """``value``'s JSON in a bytes object of exactly its size: ``encode``'s result keeps the spare room of
+    the buffer it grew in (a fifth more for deepflow's objects), and these wait in inboxes for their sink."""
+    _encode_into(value, buffer)
+    return _raw(bytes(buffer))

@@ -6,8 +6,9 @@ Every node has ``offset`` and ``end``: the characters of the source it spans
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 EVENT = "."
 METADATA = "%"
@@ -15,51 +16,44 @@ METADATA = "%"
 Segments = tuple[str | int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Literal:
+class Literal(Struct, frozen=True):
     value: Any  # None, bool, int, float, str, Timestamp
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class RegexLiteral:
+class RegexLiteral(Struct, frozen=True):
     pattern: str
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Template:
+class Template(Struct, frozen=True):
     #: text pieces and Variable nodes, in order
     parts: tuple[Any, ...]
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class ArrayLiteral:
+class ArrayLiteral(Struct, frozen=True):
     items: tuple[Node, ...]
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectLiteral:
+class ObjectLiteral(Struct, frozen=True):
     items: tuple[tuple[str, Node], ...]
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Variable:
+class Variable(Struct, frozen=True):
     name: str
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(Struct, frozen=True):
     """A path into the event (``base == EVENT``), the metadata, a variable or any value."""
 
     base: str | Node
@@ -68,16 +62,14 @@ class Query:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Unary:
+class Unary(Struct, frozen=True):
     op: str  # "!"
     operand: Node
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Binary:
+class Binary(Struct, frozen=True):
     op: str
     left: Node
     right: Node
@@ -86,16 +78,14 @@ class Binary:
     op_offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class Argument:
+class Argument(Struct, frozen=True):
     name: str | None
     value: Node
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(Struct, frozen=True):
     name: str
     bang: bool  # name!(...)
     arguments: tuple[Argument, ...]
@@ -105,8 +95,7 @@ class Call:
     closure: Closure | None = None  # name(...) -> |a, b| { ... }
 
 
-@dataclass(frozen=True, slots=True)
-class Closure:
+class Closure(Struct, frozen=True):
     """A function's closure argument: its parameter names and body."""
 
     params: tuple[str, ...]
@@ -115,16 +104,14 @@ class Closure:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Noop:
+class Noop(Struct, frozen=True):
     """``_`` as an assignment target."""
 
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Assign:
+class Assign(Struct, frozen=True):
     target: Query | Variable | Noop
     error_target: Query | Variable | Noop | None  # x, err = ...
     op: str  # "=" or "|="
@@ -133,15 +120,13 @@ class Assign:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(Struct, frozen=True):
     statements: tuple[Node, ...]
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(Struct, frozen=True):
     """``( expression )``, spanning its parentheses (as VRL's diagnostics do; no path may follow it), or
     ``if (a = f(); a == 1) { ... }``: a predicate of several expressions, in the enclosing scope (as VRL)."""
 
@@ -150,8 +135,7 @@ class Group:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class If:
+class If(Struct, frozen=True):
     predicate: Node
     then: Block
     otherwise: Block | If | None
@@ -159,22 +143,19 @@ class If:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Abort:
+class Abort(Struct, frozen=True):
     message: Node | None
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Return:
+class Return(Struct, frozen=True):
     value: Node
     offset: int
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+class Program(Struct, frozen=True):
     statements: tuple[Node, ...]
 
 

@@ -21,7 +21,6 @@ out of its fast case, so results and errors are the implementation's:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 import re
 from itertools import compress, repeat
@@ -74,10 +73,10 @@ def _walk(node: Any) -> Iterator[Any]:
     if isinstance(node, tuple):
         for item in node:
             yield from _walk(item)
-    elif dataclasses.is_dataclass(node):
+    elif isinstance(node, msgspec.Struct):  # a syntax tree's node
         yield node
-        for field in dataclasses.fields(node):
-            yield from _walk(getattr(node, field.name))
+        for name in node.__struct_fields__:
+            yield from _walk(getattr(node, name))
 
 
 def batch_form(name: str, implementation: Callable[..., Any], infos: tuple[ArgInfo | None, ...],

@@ -7,9 +7,10 @@ Function calls resolve through ``logagent.vrl.stdlib.FUNCTIONS`` only;
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from typing import Any
+
+from msgspec import structs
 
 from .ast import (EVENT, Abort, ArrayLiteral, Assign, Binary, Block, Call, Group, If, Literal, Noop, ObjectLiteral,
                   Query, RegexLiteral, Return, Template, Unary, Variable)
@@ -29,7 +30,7 @@ class Compiler(ExpressionCompiler):
             raise AssertionError(f"unknown node {node!r}")
         compiled = method(self, node)
         if compiled.fallible and compiled.failure is None:  # the first fallible point of its expression
-            compiled = dataclasses.replace(compiled, failure=self.diagnostics.error(
+            compiled = structs.replace(compiled, failure=self.diagnostics.error(
                 "E100", "unhandled error", node.offset, node.end, _UNHANDLED))
         self.notes[id(node), "c"] = (node, compiled)
         return compiled

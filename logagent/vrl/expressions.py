@@ -8,8 +8,9 @@ E100/E103/E630/E651 checks).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from . import operations
 from .ast import EVENT, ArrayLiteral, Binary, Literal, ObjectLiteral, Query, RegexLiteral, Template, Unary, Variable
@@ -24,8 +25,7 @@ Evaluator = Callable[[Frame], Any]
 _NUMBERS = Kind.INTEGER | Kind.FLOAT
 
 
-@dataclass(frozen=True, slots=True)
-class Compiled:
+class Compiled(Struct, frozen=True):
     run: Evaluator
     type: Type
     fallible: bool = False

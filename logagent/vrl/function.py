@@ -20,8 +20,9 @@ value or raises ``FunctionError`` with VRL's message (the compiler adds the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from .value import Kind
 
@@ -34,15 +35,13 @@ class ArgumentError(Exception):
     """A constant argument that can never be valid (a compile-time error)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(Struct, frozen=True):
     name: str
     kinds: Kind
     required: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ArgInfo:
+class ArgInfo(Struct, frozen=True):
     """What the compiler knows of one argument: its kinds, and its value if constant."""
 
     kinds: Kind
@@ -50,8 +49,7 @@ class ArgInfo:
     value: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class TypeDef:
+class TypeDef(Struct, frozen=True):
     """A call's result: its kinds, whether it can fail, and known object fields.
 
     ``fields`` lists fields known to be present in an object result with
@@ -70,8 +68,7 @@ class TypeDef:
 TypeDefFn = Callable[[tuple[ArgInfo | None, ...]], TypeDef]
 
 
-@dataclass(frozen=True, slots=True)
-class Function:
+class Function(Struct, frozen=True):
     name: str
     params: tuple[Param, ...]
     type_def: TypeDefFn

@@ -11,8 +11,9 @@ expression must go on (after an operator, inside brackets).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from .diagnostic import Diagnostics
 
@@ -43,8 +44,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", '"': '"', "'": "'", "\\"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(Struct, frozen=True):
     kind: str
     value: Any
     offset: int

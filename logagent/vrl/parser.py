@@ -12,7 +12,6 @@ of ``=`` may be an assignment: ``.a = .b = 1``), ended by a line break or
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .ast import (EVENT, Abort, Argument, ArrayLiteral, Assign, Binary, Block, Call, Closure, Group, If, Literal, Node,
@@ -267,11 +266,11 @@ class _Parser(_Tokens):
         if self.is_op("(") and self.current.offset == (token.end + 1 if bang else token.end):
             self.advance()
             arguments, end = self.arguments()
-            call = Call(name, bang, arguments, token.offset, end, token.end + (1 if bang else 0))
+            name_end = token.end + (1 if bang else 0)
             if self.is_op("-") and self.peek().kind == OP and self.peek().value == ">":
                 closure = _closure(self)
-                return dataclasses.replace(call, closure=closure, end=closure.end)
-            return call
+                return Call(name, bang, arguments, token.offset, closure.end, name_end, closure)
+            return Call(name, bang, arguments, token.offset, end, name_end)
         return Variable(name, token.offset, token.end)
 
     def arguments(self) -> tuple[tuple[Argument, ...], int]:

@@ -10,8 +10,9 @@ exists only there, as in VRL).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from .runtime import kind_or_none
 from .value import Kind
@@ -19,8 +20,7 @@ from .value import Kind
 Segments = tuple[str | int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Type:
+class Type(Struct, frozen=True):
     kinds: Kind
     fields: dict[str, Type] | None = None  # known fields of an object (exact when kinds is OBJECT)
     items: tuple[Type, ...] | None = None  # known items of an array literal

@@ -15,8 +15,9 @@ backtracking and lookaround, which RE2 lacks), the whole value must match,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from ..function import ArgumentError
 from .grok_filters import Filter, make_filter
@@ -34,23 +35,20 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 _KEYWORDS = {"true": True, "false": False, "null": None}
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(Struct, frozen=True):
     """Where a capture goes (``()`` is the root) and its filters, in order."""
 
     path: tuple[str, ...]
     filters: tuple[Filter, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class GrokRule:
+class GrokRule(Struct, frozen=True):
     regex: re.Pattern[str]
     #: (key, group index, field) by key; field None for a group named in a regex or a library pattern
     captures: tuple[tuple[str, int, Field | None], ...]
 
 
-@dataclass(slots=True)
-class _Matcher:
+class _Matcher(Struct):
     name: str
     args: list[Any] | None
     path: tuple[str, ...] | None  # None: no destination
