@@ -1,4 +1,4 @@
-"""Parsers of log formats: parse_klog, parse_common_log, parse_apache_log, parse_nginx_log."""
+"""Parsers of log formats: parse_klog, parse_glog, parse_common_log, parse_apache_log, parse_nginx_log."""
 
 from __future__ import annotations
 
@@ -43,6 +43,36 @@ def parse_klog(value: str) -> dict[str, Any]:
     year = now.year - 1 if month == "12" and now.month == 1 else now.year
     try:
         timestamp = resolve(parse(f"{year}{stamp}", "%Y%m%d %H:%M:%S%.f"), None, False)
+    except ParseError as error:
+        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
+    return {
+        "level": _KLOG_LEVELS[level],
+        "timestamp": timestamp,
+        "id": int(groups[names["id"]]),
+        "file": groups[names["file"]],
+        "line": int(groups[names["line"]]),
+        "message": groups[names["message"]],
+    }
+
+
+# glog's line is klog's with the year in the timestamp
+_GLOG = LazyRegex(
+    r"^\s*(?P<level>\w)(?P<timestamp>\d{4}\d{2}\d{2}\s\d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<id>\d+)\s"
+    r"(?P<file>.+):(?P<line>\d+)\]\s(?P<message>.*?)\s*$"
+)
+
+
+def parse_glog(value: str) -> dict[str, Any]:
+    groups = _GLOG.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing glog message")
+    names = _GLOG.names
+    level = groups[names["level"]]
+    if level not in _KLOG_LEVELS:
+        raise FunctionError(f'unrecognized log level "{level}"')
+    stamp = groups[names["timestamp"]]
+    try:
+        timestamp = resolve(parse(stamp, "%Y%m%d %H:%M:%S%.f"), None, False)
     except ParseError as error:
         raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
     return {
@@ -214,6 +244,7 @@ FUNCTIONS = [
     function("parse_apache_log", (req("value", B), req("format", B), opt("timestamp_format", B)),
              _object_by_format(_APACHE_FIELDS), parse_apache_log, check=_format_check(_APACHE)),
     function("parse_klog", (req("value", B),), _object_of(_KLOG_FIELDS), parse_klog),
+    function("parse_glog", (req("value", B),), _object_of(_KLOG_FIELDS), parse_glog),
     function("parse_common_log", (req("value", B), opt("timestamp_format", B)), _object_of(_COMMON_FIELDS),
              parse_common_log),
 ]

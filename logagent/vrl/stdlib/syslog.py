@@ -20,11 +20,9 @@ from typing import Any
 from ..function import FunctionError, TypeDef
 from .chrono_parse import ParseError, resolve
 from .declare import B, I, NULL, OBJ, TS, always, function, req
+from .strings import WHITESPACE as _WHITESPACE
 
 _ERROR = "unable to parse input as valid syslog message"
-# Rust's char::is_whitespace (Unicode White_Space); Python's isspace() also takes U+001C..U+001F
-_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-    "\u2028\u2029\u202f\u205f\u3000"
 _WHITESPACE_SET = frozenset(_WHITESPACE)
 SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
