@@ -17,7 +17,8 @@ ANSI = [
     "abc\x1b[3", "\x1b[1\x1b[2mX", "\x1b[1;\x18X", "\x1b[?25lhide", "\x1b[38;5;196mx", "\x1b[38:2:1:2:3mx",
     "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "\x1bXsos\x1b\\y", "a\x85b", "a\x90dcs\x9cb", "\x1b]0;t\x9cz",
     "\x1b[1\nm", "\x1b]0;a\nb\x07c", "\x1bP\x1b[31mq", "\x1béX", "\x1b\nX", "\x1b( \tX", "\x1b[1é2mX", "x\u200by", "",
-    "2026-12-02T10:00:00Z \x1b[32mINFO\x1b[0m started",
+    "2026-12-02T10:00:00Z \x1b[32mINFO\x1b[0m started", "\x1bP1\nq\x1b\\Y", "\x1bPqa\x9cb", "\x1bPqa\u2713b", "\x1bP1\x9cX",
+    "\x1bP1:2qa\x9cb", "\x1bXa\x9cb", "\x1bPqa\U0001F700\x1b[1mX", "\x1bP\u011cqa\x9cb",
 ]
 
 
@@ -32,7 +33,7 @@ def test_strip_ansi_escape_codes_types() -> None:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(st.sampled_from("\x1b[]P X^_()\x07\x18\x1a\n\r\t\x00é\x85\x9b\x9c\x7f01;:?m\\#%q"), max_size=24))
+@given(st.text(st.sampled_from("\x1b[]P X^_()\x07\x18\x1a\n\r\t\x00é\x85\x9b\x9c\u2713\x7f01;:?m\\#%q~"), max_size=24))
 def test_strip_ansi_escape_codes_matches_vrl(text: str) -> None:
     same("strip_ansi_escape_codes", text)
 

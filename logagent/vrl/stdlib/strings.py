@@ -123,8 +123,8 @@ def strip_whitespace(value: str) -> str:
 
 
 # The states of the VT500 parser (Paul Williams' table, as the vte crate runs it) that matter for what is kept
-_GROUND, _ESCAPE, _ESCAPE_INTERMEDIATE, _CSI, _OSC, _STRING = range(6)
-_ESCAPE_TO = {"[": _CSI, "]": _OSC, "P": _STRING, "X": _STRING, "^": _STRING, "_": _STRING}
+_GROUND, _ESCAPE, _ESCAPE_INTERMEDIATE, _CSI, _OSC, _STRING, _DCS, _DCS_DATA = range(8)
+_ESCAPE_TO = {"[": _CSI, "]": _OSC, "P": _DCS, "X": _STRING, "^": _STRING, "_": _STRING}
 
 
 def strip_ansi_escape_codes(value: str) -> str:
@@ -133,7 +133,8 @@ def strip_ansi_escape_codes(value: str) -> str:
     The text goes through a terminal parser; printable characters of the
     ground state are kept, and a newline wherever the parser executes one.
     Non-ASCII characters inside a sequence are ignored; C1 controls (U+0080
-    to U+009F) are never sequence introducers (the parser reads UTF-8).
+    to U+009F) are never sequence introducers (the parser reads UTF-8), but
+    the byte 0x9C ends a DCS's data, even inside a character's encoding.
     """
     if "\x1b" not in value and value.isprintable():
         return value
@@ -151,8 +152,12 @@ def strip_ansi_escape_codes(value: str) -> str:
         elif state in (_OSC, _STRING):
             if code == 0x07 and state == _OSC:
                 state = _GROUND
-        elif code < 0x20:
-            if code == 0x0A:
+        elif state == _DCS_DATA:
+            # the parser reads bytes: a 0x9C byte (ST) of any character's UTF-8 ends the data
+            if code > 0x7F and 0x9C in char.encode():
+                state = _GROUND
+        elif code < 0x20:  # executed (a DCS's header ignores them)
+            if code == 0x0A and state != _DCS:
                 out.append(char)
         elif code >= 0x7F:
             continue
@@ -161,8 +166,8 @@ def strip_ansi_escape_codes(value: str) -> str:
         elif state == _ESCAPE_INTERMEDIATE:
             if code >= 0x30:
                 state = _GROUND
-        elif code >= 0x40:  # the final byte of a control sequence
-            state = _GROUND
+        elif code >= 0x40:  # the final byte of a control sequence, or of a DCS's header
+            state = _GROUND if state == _CSI else _DCS_DATA
     return "".join(out)
 
 def truncate(value: str, limit: int, suffix: str | None) -> str:
