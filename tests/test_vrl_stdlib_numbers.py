@@ -61,7 +61,8 @@ PROGRAMS = [
     ".y = mod(5, 2)", ".y = mod!(5, 2)", ".y, .e = mod(5, 0)", ".y, .e = mod(.n, 2)", ".y = mod!(.f, .n)",
     ".y = upcase(mod!(5.0, 2))", ".y = upcase(mod!(5, 2.0))", ".y = upcase(mod!(.n, .n))", ".y = mod!(.s, 2)",
     ".y = to_string(round(.f) ?? 0)", ".y = round!(.f) + 1", ".y = mod!(.n, 3) * 2",
-    ".y = ceil(.n) ?? 0", ".y = ceil!(.n)", ".y, .e = ceil(.s)",
+    ".y = ceil(.n) ?? 0", ".y = ceil!(.n)", ".y, .e = ceil(.s)", ".y = floor(.n)", ".y = floor(.n) ?? 3",
+    ".y, .e = floor(.n)", "x = 0\n.y = mod(5, x)", ".y = mod(5, 0.0)", ".y = mod(5.5, -2)",
 ]
 RECORDS = [{"f": 2.5, "n": 7, "s": "x"}, {"f": -1.45, "n": 0, "s": 3}, {"f": 3, "n": -4}, {}]
 
