@@ -6,8 +6,9 @@ with the two parameters as variables of the body's own scope (shadowing any
 outer variable of the same name); variables of the enclosing scopes can be
 read and assigned. The body may run zero times, so after the call every
 variable it assigns has the union of its types before and after.
-``recursive: true`` of map_keys / map_values is refused at compile time (not
-implemented), never run differently.
+With ``recursive: true``, map_keys renames the keys of nested objects too
+(each key, then those inside its value, arrays included), and map_values maps
+each value and then the items of what the closure returned.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from .ast import Call
 from .expressions import Compiled, Evaluator
-from .runtime import Frame
+from .function import FunctionError
+from .runtime import CallError, Frame
+from .stdlib.display import value_kind
 from .types import item_type, BYTES, NULL, Type
 from .value import Kind, kind_names
 
@@ -40,12 +43,10 @@ def compile_closure_call(compiler: Any, node: Call) -> Compiled:
             f'function "{node.name}" does not accept a closure',))
     accepted, params, body_kind = spec
     arguments = node.arguments
-    if not arguments or len(arguments) > 2 or (len(arguments) == 2 and arguments[1].name != "recursive"):
+    if not arguments or len(arguments) > 2 or (len(arguments) == 2 and arguments[1].name not in (None, "recursive")):
         raise diagnostics.error("E106", "wrong number of function arguments", node.offset, node.end, (
             "this function takes a value and a closure",))
-    if len(arguments) == 2:
-        raise diagnostics.error("E610", "function compilation error", arguments[1].offset, arguments[1].end, (
-            "recursive is not implemented by logagent",))
+    recursive = _recursive(compiler, node) if len(arguments) == 2 else None
     value = compiler.compile(arguments[0].value)
     if value.fallible:
         raise diagnostics.error("E630", "fallible argument", arguments[0].value.offset, arguments[0].value.end, (
@@ -59,20 +60,64 @@ def compile_closure_call(compiler: Any, node: Call) -> Compiled:
         raise diagnostics.error("E120", "invalid closure arity", node.offset, node.name_end, (
             f"this function requires a closure with {len(params)} argument(s)",
             f"but {len(closure.params)} argument(s) are supplied"))
-    body, slots = _compile_body(compiler, closure, value.type, params)
+    body, slots = _compile_body(compiler, closure, value.type, params, recursive is not None)
     if body_kind is not None and body.type.kinds != body_kind:
         raise diagnostics.error("E122", "type mismatch in closure return type", closure.body.offset,
                                 closure.body.end, (f"block returns invalid value type, expected {kind_names(body_kind)}",))
     run = _RUNNERS[node.name](value.run, body.run, slots)
     result = NULL if node.name == "for_each" else Type(Kind.OBJECT) if node.name == "map_keys" else value.type
-    return Compiled(run, Type(result.kinds))
+    if recursive is None:
+        return Compiled(run, Type(result.kinds))
+    flag, failure = recursive
+    deep = _DEEP_RUNNERS[node.name](value.run, body.run, slots)
+    return Compiled(_choose(flag.run, run, deep, failure is not None, compiler, node), Type(result.kinds),
+                    failure is not None and not node.bang, failure=failure)
 
 
-def _compile_body(compiler: Any, closure: Any, value: Type, params: tuple[str, ...]) -> tuple[Compiled, tuple[int, int]]:
+def _recursive(compiler: Any, node: Call) -> tuple[Compiled, Any]:
+    """``recursive:`` of map_keys / map_values compiled: (the flag, the E110 to report if its type is not sure)."""
+    diagnostics = compiler.diagnostics
+    argument = node.arguments[1]
+    if node.name not in ("map_keys", "map_values"):
+        raise diagnostics.error("E106", "wrong number of function arguments", node.arguments[0].offset, argument.end, (
+            "too many function arguments", "this function takes a maximum of 1 argument"))
+    flag = compiler.compile(argument.value)
+    if flag.fallible:
+        raise diagnostics.error("E630", "fallible argument", argument.value.offset, argument.value.end, (
+            "this expression can fail", "handle the error before passing it in as an argument"))
+    kinds = flag.type.kinds
+    if not kinds & Kind.BOOLEAN:
+        raise diagnostics.error("E110", "invalid argument type", argument.value.offset, argument.value.end, (
+            f"this expression resolves to the exact type {kind_names(kinds)}",
+            'but the parameter "recursive" expects the exact type boolean'))
+    if kinds == Kind.BOOLEAN:
+        return flag, None
+    return flag, diagnostics.error("E110", "invalid argument type", argument.value.offset, argument.value.end, (
+        "this expression resolves to any" if kinds == Kind.ANY else
+        f"this expression resolves to one of {kind_names(kinds)}",
+        'but the parameter "recursive" expects the exact type boolean'))
+
+
+def _choose(flag: Evaluator, shallow: Evaluator, deep: Evaluator, checked: bool, compiler: Any,
+            node: Call) -> Evaluator:
+    """The call with ``recursive:`` read when it runs (a flag whose type is not sure is checked then)."""
+    prefix = f'function call error for "{node.name}" at ({compiler.diagnostics.byte_span(node.offset, node.end)}): '
+
+    def call(frame: Frame) -> Any:
+        recursive = flag(frame)
+        if checked and type(recursive) is not bool:
+            raise CallError(prefix, FunctionError(f"expected boolean, got {value_kind(recursive)}"))
+        return deep(frame) if recursive else shallow(frame)
+
+    return call
+
+
+def _compile_body(compiler: Any, closure: Any, value: Type, params: tuple[str, ...],
+                  recursive: bool = False) -> tuple[Compiled, tuple[int, int]]:
     """The closure's body, and the slots of (key or index, value): -1 for one the closure does not take."""
     types = compiler.types
     kinds = value.kinds
-    item = item_type(value) if kinds == Kind.ARRAY else Type(Kind.ANY)
+    item = item_type(value) if kinds == Kind.ARRAY and not recursive else Type(Kind.ANY)
     before = types.snapshot()
     types.enter()
     try:
@@ -141,6 +186,32 @@ def _filter(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Ev
 
 
 _RUNNERS = {"for_each": _for_each, "map_values": _map_values, "map_keys": _map_keys, "filter": _filter}
+
+
+def _deep_map_keys(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
+    """map_keys with ``recursive: true``: each key renamed, then the objects in its value (in arrays too)."""
+    def renamed(frame: Frame, value: Any) -> Any:
+        if type(value) is dict:
+            return {result: renamed(frame, item) for _, item, result in _each(frame, value, body, slots)}
+        if type(value) is list:
+            return [renamed(frame, item) for item in value]
+        return value
+
+    return lambda frame: renamed(frame, value_run(frame))
+
+
+def _deep_map_values(value_run: Evaluator, body: Evaluator, slots: tuple[int, int]) -> Evaluator:
+    """map_values with ``recursive: true``: each value mapped, then the items of what the closure gave."""
+    def mapped(frame: Frame, value: Any) -> Any:
+        pairs = []
+        for key, _, result in _each(frame, value, body, slots):
+            pairs.append((key, mapped(frame, result) if type(result) in (dict, list) else result))
+        return _rebuilt(value, pairs)
+
+    return lambda frame: mapped(frame, value_run(frame))
+
+
+_DEEP_RUNNERS = {"map_values": _deep_map_values, "map_keys": _deep_map_keys}
 
 
 __all__ = ["CLOSURE_FUNCTIONS", "compile_closure_call"]

@@ -7,7 +7,8 @@ program looks up one of its functions. ``VRL_FUNCTION_NAMES`` is every
 function VRL has, so that a call to one this package lacks is refused with
 the function named. One module per family: ``types`` (assertions, ``is_*``,
 ``to_*``), ``strings``, ``objects``, ``parse_text``, ``codecs``, ``misc``,
-``timestamps``, ``redact``, ``parse_logs``, ``url``, ``aws``, ``grok``.
+``timestamps``, ``redact``, ``parse_logs``, ``syslog``, ``tokens``, ``numbers``,
+``network``, ``url``, ``aws``, ``grok``.
 """
 
 from __future__ import annotations

@@ -91,17 +91,7 @@ def assert_eq(left: Any, right: Any, message: str | None) -> bool:
     raise FunctionError(message if message is not None else f"assertion failed: {display(left)} == {display(right)}")
 
 
-_SYSLOG_LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
-
-
-def to_syslog_level(value: int) -> str:
-    if not 0 <= value < len(_SYSLOG_LEVELS):
-        raise FunctionError(f"severity level {value} not valid")
-    return _SYSLOG_LEVELS[value]
-
-
 FUNCTIONS = [
-    function("to_syslog_level", (req("value", I),), always(B, True), to_syslog_level),
     function("now", (), always(TS), now, pure=False),
     function("get_env_var", (req("name", B),), always(B, True), get_env_var, pure=False),
     function("get_hostname", (), always(B, True), get_hostname, pure=False),

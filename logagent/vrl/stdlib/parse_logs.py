@@ -1,4 +1,4 @@
-"""Parsers of log formats: parse_klog, parse_common_log, parse_apache_log, parse_nginx_log, parse_syslog."""
+"""Parsers of log formats: parse_klog, parse_glog, parse_common_log, parse_apache_log, parse_nginx_log."""
 
 from __future__ import annotations
 
@@ -43,6 +43,36 @@ def parse_klog(value: str) -> dict[str, Any]:
     year = now.year - 1 if month == "12" and now.month == 1 else now.year
     try:
         timestamp = resolve(parse(f"{year}{stamp}", "%Y%m%d %H:%M:%S%.f"), None, False)
+    except ParseError as error:
+        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
+    return {
+        "level": _KLOG_LEVELS[level],
+        "timestamp": timestamp,
+        "id": int(groups[names["id"]]),
+        "file": groups[names["file"]],
+        "line": int(groups[names["line"]]),
+        "message": groups[names["message"]],
+    }
+
+
+# glog's line is klog's with the year in the timestamp
+_GLOG = LazyRegex(
+    r"^\s*(?P<level>\w)(?P<timestamp>\d{4}\d{2}\d{2}\s\d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<id>\d+)\s"
+    r"(?P<file>.+):(?P<line>\d+)\]\s(?P<message>.*?)\s*$"
+)
+
+
+def parse_glog(value: str) -> dict[str, Any]:
+    groups = _GLOG.captures(value)
+    if groups is None:
+        raise FunctionError("failed parsing glog message")
+    names = _GLOG.names
+    level = groups[names["level"]]
+    if level not in _KLOG_LEVELS:
+        raise FunctionError(f'unrecognized log level "{level}"')
+    stamp = groups[names["timestamp"]]
+    try:
+        timestamp = resolve(parse(stamp, "%Y%m%d %H:%M:%S%.f"), None, False)
     except ParseError as error:
         raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
     return {
@@ -214,85 +244,8 @@ FUNCTIONS = [
     function("parse_apache_log", (req("value", B), req("format", B), opt("timestamp_format", B)),
              _object_by_format(_APACHE_FIELDS), parse_apache_log, check=_format_check(_APACHE)),
     function("parse_klog", (req("value", B),), _object_of(_KLOG_FIELDS), parse_klog),
+    function("parse_glog", (req("value", B),), _object_of(_KLOG_FIELDS), parse_glog),
     function("parse_common_log", (req("value", B), opt("timestamp_format", B)), _object_of(_COMMON_FIELDS),
              parse_common_log),
 ]
 
-
-_SEVERITIES = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
-_FACILITIES = ("kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
-               "ntp", "audit", "alert", "clockd", *(f"local{n}" for n in range(8)))
-_RFC5424 = LazyRegex(
-    r"^\s*<(?P<pri>\d{1,3})>(?P<version>\d{1,2}) (?P<ts>\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})) "
-    r"(?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>(?s:.*)))?$"
-)
-_RFC3164 = LazyRegex(
-    r"^\s*(?:<(?P<pri>\d{1,3})>)?(?P<ts>[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))) (?P<host>\S+) "
-    r"(?P<app>[^\s\[:]+)(?:\[(?P<procid>[^\]]+)\])?: ?(?P<msg>(?s:.*))$"
-)
-_SD_ELEMENT = LazyRegex(r"\[(?P<id>[^\s\]]+)(?P<params>(?:[^\]\\]|\\.)*)\]")
-_SD_PARAM = LazyRegex(r'(?P<name>[^\s=\]]+)\s*=\s*"(?P<value>(?:[^"\\]|\\.)*)"')
-
-
-def _priority(fields: dict[str, Any], pri: str | None) -> None:
-    if pri is None:
-        return
-    number = int(pri)
-    if number > 191:
-        raise FunctionError("unable to parse input as valid syslog message")
-    fields["severity"] = _SEVERITIES[number & 7]
-    fields["facility"] = _FACILITIES[number >> 3]
-
-
-def _procid(fields: dict[str, Any], procid: str | None) -> None:
-    if procid is not None and procid != "-":
-        fields["procid"] = int(procid) if procid.isdigit() and int(procid) < 2**31 else procid
-
-
-def _structured_data(fields: dict[str, Any], text: str) -> None:
-    if text == "-":
-        return
-    for element in _SD_ELEMENT.find_all(text):
-        params = {}
-        for param in _SD_PARAM.find_all(element[2] or ""):
-            params[param[1]] = (param[2] or "").replace('\\"', '"').replace("\\]", "]").replace("\\\\", "\\")
-        fields[element[1]] = params
-
-
-def parse_syslog(value: str) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    groups = _RFC5424.captures(value)
-    if groups is not None:
-        names = {name: groups[index] for name, index in _RFC5424.names.items()}
-        fields["message"] = names["msg"] or ""
-        _priority(fields, names["pri"])
-        fields["version"] = int(names["version"])
-        for key, name in (("hostname", "host"), ("appname", "app"), ("msgid", "msgid")):
-            if names[name] != "-":
-                fields[key] = names[name]
-        _procid(fields, names["procid"])
-        fields["timestamp"] = resolve(parse(names["ts"].replace("t", "T").replace(" ", "T"), "%+"), None, True)
-        _structured_data(fields, names["sd"])
-        return fields
-    groups = _RFC3164.captures(value)
-    if groups is None:
-        raise FunctionError("unable to parse input as valid syslog message")
-    names = {name: groups[index] for name, index in _RFC3164.names.items()}
-    fields["message"] = names["msg"]
-    _priority(fields, names["pri"])
-    fields["hostname"], fields["appname"] = names["host"], names["app"]
-    _procid(fields, names["procid"])
-    if names["iso"] is not None:
-        fields["timestamp"] = resolve(parse(names["iso"], "%+"), None, True)
-        return fields
-    now = datetime.datetime.now(datetime.timezone.utc)
-    month_is_december = names["ts"].startswith("Dec")
-    year = now.year - 1 if month_is_december and now.month == 1 else now.year
-    try:
-        fields["timestamp"] = resolve(parse(f"{year} {names['ts']}", "%Y %b %e %H:%M:%S"), None, False)
-    except ParseError:
-        raise FunctionError("unable to parse input as valid syslog message") from None
-    return fields
-
-
-FUNCTIONS.append(function("parse_syslog", (req("value", B),), _object_of(_SYSLOG_FIELDS), parse_syslog))

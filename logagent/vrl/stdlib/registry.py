@@ -23,7 +23,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     ),
     "strings": (
         "downcase", "upcase", "contains", "starts_with", "ends_with", "contains_all", "replace", "split", "join",
-        "slice", "strip_whitespace", "truncate", "strlen", "match", "match_any",
+        "slice", "strip_whitespace", "strip_ansi_escape_codes", "truncate", "strlen", "match", "match_any",
     ),
     "objects": (
         "zip", "merge", "compact", "flatten", "keys", "values", "length", "get", "set", "remove", "push", "append",
@@ -38,10 +38,16 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "encode_json", "encode_key_value", "encode_logfmt", "md5", "sha1", "sha2", "uuid_v4", "encode_base64",
         "decode_base64",
     ),
-    "misc": ("to_syslog_level", "now", "get_env_var", "get_hostname", "log", "assert", "assert_eq"),
+    "misc": ("now", "get_env_var", "get_hostname", "log", "assert", "assert_eq"),
     "timestamps": ("format_timestamp", "parse_timestamp", "to_unix_timestamp", "from_unix_timestamp"),
     "redact": ("redact",),
-    "parse_logs": ("parse_nginx_log", "parse_apache_log", "parse_klog", "parse_common_log", "parse_syslog"),
+    "parse_logs": ("parse_nginx_log", "parse_apache_log", "parse_klog", "parse_glog", "parse_common_log"),
+    "tokens": ("parse_tokens",),
+    "numbers": ("round", "floor", "ceil", "mod"),
+    "network": ("ip_to_ipv6", "ipv6_to_ipv4"),
+    "syslog": (
+        "parse_syslog", "to_syslog_level", "to_syslog_severity", "to_syslog_facility", "to_syslog_facility_code",
+    ),
     "url": ("parse_url",),
     "aws": ("parse_aws_cloudwatch_log_subscription_message",),
     "grok": ("parse_groks", "parse_grok"),

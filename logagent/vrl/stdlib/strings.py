@@ -1,4 +1,4 @@
-"""String functions: case, search, replace, slice, split, join, strip, truncate, match."""
+"""String functions: case, search, replace, slice, split, join, strip (whitespace, ANSI codes), truncate, match."""
 
 from __future__ import annotations
 
@@ -121,6 +121,55 @@ def strip_whitespace(value: str) -> str:
     return value.strip(WHITESPACE)
 
 
+
+# The states of the VT500 parser (Paul Williams' table, as the vte crate runs it) that matter for what is kept
+_GROUND, _ESCAPE, _ESCAPE_INTERMEDIATE, _CSI, _OSC, _STRING, _DCS, _DCS_DATA = range(8)
+_ESCAPE_TO = {"[": _CSI, "]": _OSC, "P": _DCS, "X": _STRING, "^": _STRING, "_": _STRING}
+
+
+def strip_ansi_escape_codes(value: str) -> str:
+    """VRL's (the strip-ansi-escapes crate): drop escape sequences and every control character but newline.
+
+    The text goes through a terminal parser; printable characters of the
+    ground state are kept, and a newline wherever the parser executes one.
+    Non-ASCII characters inside a sequence are ignored; C1 controls (U+0080
+    to U+009F) are never sequence introducers (the parser reads UTF-8), but
+    the byte 0x9C ends a DCS's data, even inside a character's encoding.
+    """
+    if "\x1b" not in value and value.isprintable():
+        return value
+    out: list[str] = []
+    state = _GROUND
+    for char in value:
+        code = ord(char)
+        if code == 0x1B:
+            state = _ESCAPE
+        elif code in (0x18, 0x1A):
+            state = _GROUND
+        elif state == _GROUND:
+            if code == 0x0A or 0x20 <= code <= 0x7F or code > 0x9F:
+                out.append(char)
+        elif state in (_OSC, _STRING):
+            if code == 0x07 and state == _OSC:
+                state = _GROUND
+        elif state == _DCS_DATA:
+            # the parser reads bytes: a 0x9C byte (ST) of any character's UTF-8 ends the data
+            if code > 0x7F and 0x9C in char.encode():
+                state = _GROUND
+        elif code < 0x20:  # executed (a DCS's header ignores them)
+            if code == 0x0A and state != _DCS:
+                out.append(char)
+        elif code >= 0x7F:
+            continue
+        elif state == _ESCAPE:
+            state = _ESCAPE_INTERMEDIATE if code < 0x30 else _ESCAPE_TO.get(char, _GROUND)
+        elif state == _ESCAPE_INTERMEDIATE:
+            if code >= 0x30:
+                state = _GROUND
+        elif code >= 0x40:  # the final byte of a control sequence, or of a DCS's header
+            state = _GROUND if state == _CSI else _DCS_DATA
+    return "".join(out)
+
 def truncate(value: str, limit: int, suffix: str | None) -> str:
     limit = max(limit, 0)
     if len(value) <= limit:
@@ -168,6 +217,7 @@ FUNCTIONS = [
     function("join", (req("value", ARR), opt("separator", B)), always(B, True), join),
     function("slice", (req("value", B | ARR), req("start", I), opt("end", I)), _slice_type, slice_),
     function("strip_whitespace", (req("value", B),), always(B), strip_whitespace),
+    function("strip_ansi_escape_codes", (req("value", B),), always(B), strip_ansi_escape_codes),
     function("truncate", (req("value", B), req("limit", I), opt("suffix", B)), always(B), truncate),
     function("strlen", (req("value", B),), always(I), strlen),
     function("match", (req("value", B), req("pattern", RE)), always(BOOL), matches),
