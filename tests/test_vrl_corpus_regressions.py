@@ -73,6 +73,19 @@ PROGRAMS = [
     'x = parse_klog!(.message)\n.y = x.line + 1',
     'x = parse_nginx_log!(.message, "error")\n.y = upcase(x.severity)',
     'x = parse_common_log!(.message)\n.y = upcase(x.zzz)',
+    # arithmetic is typed by VRL's rules on exact kinds: a string on one side of + makes a string, else a
+    # float on one side a float; the type gives `??` its union and `x, err =` its default
+    'tmp = (.message + "x") ?? null\n.t = upcase(tmp) ?? "n"',
+    '.result_c, err = .a + .b * .c / .d',
+    '.r, err = .a * 1.5\n.s, err = 2.0 - .n\n.t, err = .a - .b\n.u, err = .a + .b\n.v, err = .a * 2',
+    '.r, err = "x" + .n\n.s, err = .message + .n',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r = x / 2',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r = x + 1',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r, err = x * 3\n.s = 7 / 2.5',
+    '.r = 2 * "ab" + "c"\n.s = -1 * "ab"\n.t, err = 2 * .message',
+    'x = if .n == 1 { 1 } else { null }\n.r, err = x + 1',
+    # a failed regex's default is the empty regex
+    'r, err = to_regex(.a)\n.s = match("abc", r)\n.t = r',
 ]
 
 
