@@ -84,6 +84,20 @@ PROGRAMS = [
     'x = if .n == 1 { 1 } else { 2.0 }\n.r, err = x * 3\n.s = 7 / 2.5',
     '.r = 2 * "ab" + "c"\n.s = -1 * "ab"\n.t, err = 2 * .message',
     'x = if .n == 1 { 1 } else { null }\n.r, err = x + 1',
+    # del makes no object where nothing was known, keeps a variable's type (the deleted path may be null),
+    # and (unless compact is a constant false) the containers it emptied may be gone; del(x) is no path
+    's, err = parse_json(.message)\n.h = del(s.f.k)\n.o = object(s.f) ?? {}',
+    's = parse_json(.message) ?? {}\n.h = del(s.f.k)\n.o = object(s.f) ?? {}',
+    'del(.f.k)\n.o = object(.f) ?? {}',
+    'del(.f)\n.o = upcase(.f)',
+    'del(.a[0])\n.o = upcase(.a)',
+    's = "a"\ndel(s.f)\n.o = upcase(s)',
+    '.f = {"k": 1}\ndel(.f.k)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1}\ndel(.f.k, compact: false)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1}\ndel(.f.k, compact: true)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1, "j": 2}\ndel(.f.k)\n.o = object(.f) ?? {}',
+    '.f = {"g": {"k": 1}}\ndel(.f.g.k)\n.o = object(.f) ?? {}\n.p = object(.f.g) ?? {}',
+    'x = {"a": 1}\n.a = del(x)',
     # a failed regex's default is the empty regex
     'r, err = to_regex(.a)\n.s = match("abc", r)\n.t = r',
 ]
