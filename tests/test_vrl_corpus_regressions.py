@@ -98,6 +98,18 @@ PROGRAMS = [
     '.f = {"k": 1, "j": 2}\ndel(.f.k)\n.o = object(.f) ?? {}',
     '.f = {"g": {"k": 1}}\ndel(.f.g.k)\n.o = object(.f) ?? {}\n.p = object(.f.g) ?? {}',
     'x = {"a": 1}\n.a = del(x)',
+    # VRL's argument binding: a keyword naming the parameter at the positional index moves the index on, so
+    # a positional argument may follow keywords; a parameter given twice takes the last (both are checked)
+    '.a = replace("foo", pattern: "o", with: "bar", 1)',
+    '.a = replace(pattern: "o", "foo", with: "bar")',
+    '.a = replace(with: "b", "foo", "o")',
+    '.a = replace("foo", "o", pattern: "x", with: "y")',
+    '.a = replace("foo", "o", "b", pattern: "f")',
+    '.a = replace("foo", "o", pattern: 5, with: "y")',
+    '.a = replace(count: 1, pattern: "o", "foo", "b")',
+    '.a = replace("foo", "o", "b", count: 1, zz: 2)',
+    '.a = replace("foo", "o", "b", zz: 2)',
+    '.a = upcase("a", value: "b")',
     # a failed regex's default is the empty regex
     'r, err = to_regex(.a)\n.s = match("abc", r)\n.t = r',
 ]
