@@ -48,6 +48,8 @@ BATCH_PROGRAMS = [
     '.host = get_env_var!("LOGAGENT_R22V_UNSET")',
     '.a = 1\n.host = get_env_var("LOGAGENT_R22V_UNSET") ?? "none"',
     'h, err = get_env_var("LOGAGENT_R22V_UNSET")\n.h = h\n.err = err',
+    # a kind the function takes at run time though the type check would refuse it (redact: as it is)
+    ".a = redact!(.o, filters: [r'\\d'])\n.b, err = redact(.n, filters: [r'\\d'])",
     CONTEXT,
     'if .n == 3 { .x = 1 }\n.y = .x',
     'if exists(.s) { .s = upcase!(.s) } else { .s = "none" }\n.t = .s',

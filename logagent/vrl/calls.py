@@ -59,12 +59,15 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
-    masks = tuple((index, int(kinds)) for index, kinds in checks)
+    params = function.params
+    runtime_checks = tuple((index, params[index].runtime_kinds) for index, _ in checks
+                           if compiled[index].type.kinds & ~params[index].runtime_kinds)  # type: ignore[union-attr]
+    masks = tuple((index, int(kinds)) for index, kinds in runtime_checks)
     run = bound_call(implementation, compiled, masks, prefix)
     if run is not None:
         bare = bound_call(implementation, compiled, masks, None)
     else:
-        run, bare = _caller(implementation, runs, tuple(checks), prefix)
+        run, bare = _caller(implementation, runs, runtime_checks, prefix)
     failure = unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
         if checks and not node.bang else None
     return Compiled(run, result, fallible and not node.bang, bare=bare, failure=failure)
