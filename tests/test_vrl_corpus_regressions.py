@@ -110,6 +110,9 @@ PROGRAMS = [
     '.a = replace("foo", "o", "b", count: 1, zz: 2)',
     '.a = replace("foo", "o", "b", zz: 2)',
     '.a = upcase("a", value: "b")',
+    # more arguments than parameters is E106 at the first argument before any keyword is looked at
+    # (vector-demos: parse_grok(..., remove_empty: true))
+    "parsed, err = parse_grok(.message, s'%{WORD:w}', remove_empty: true)",
     # a failed regex's default is the empty regex
     'r, err = to_regex(.a)\n.s = match("abc", r)\n.t = r',
 ]
