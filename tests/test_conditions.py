@@ -320,7 +320,8 @@ def test_local_variables_blocks_and_every_function_of_remap() -> None:
     assert condition({"message": "INFO ok"}) is False
     assert condition({"message": 5}) is False  # string!() fails inside what err captures
     assert condition.runtime_errors == 0
-    assert run("x = 1\ndel(x) == 1")  # deleting a variable changes no record
+    assert run("x = {}\ndel(x.a) == null")  # deleting in a variable changes no record
+    assert compile_error("x = 1\ndel(x) == 1").code == "E610"  # as VRL: a variable alone is no path
 
 
 # -- functions -----------------------------------------------------------------------

@@ -44,6 +44,12 @@ MORE_RECORDS = [
 
 BATCH_PROGRAMS = [
     DEEPFLOW,
+    # an impure call that fails with constant arguments (each record retried once, none left without an error)
+    '.host = get_env_var!("LOGAGENT_R22V_UNSET")',
+    '.a = 1\n.host = get_env_var("LOGAGENT_R22V_UNSET") ?? "none"',
+    'h, err = get_env_var("LOGAGENT_R22V_UNSET")\n.h = h\n.err = err',
+    # a kind the function takes at run time though the type check would refuse it (redact: as it is)
+    ".a = redact!(.o, filters: [r'\\d'])\n.b, err = redact(.n, filters: [r'\\d'])",
     CONTEXT,
     'if .n == 3 { .x = 1 }\n.y = .x',
     'if exists(.s) { .s = upcase!(.s) } else { .s = "none" }\n.t = .s',
@@ -166,6 +172,7 @@ MESSAGES = ['{"level":"info","msg":"handled","n":1}', "2026-12-02 [INFO] text li
             '{"message":"inner","level":"warn"}', '{"nested":{"a":[1,2]}}', "x [ERROR] y", "null", "ünïcode [WARN] z"]
 TRANSFORM_PROGRAMS = [
     DEEPFLOW,
+    '.host = get_env_var!("LOGAGENT_R22V_UNSET")',
     '.ts = .timestamp',
     '.timestamp = parse_timestamp!("2020-01-01T00:00:00Z", "%+")',
     '.timestamp = "not a time"',
@@ -228,3 +235,61 @@ def test_records_in_flight_share_what_they_can() -> None:
     assert third.fields == {"level": "ERROR"} and third.fields is not first.fields
     assert type(parsed.fields["json"]).__name__ == "Raw" and parsed.get("json") == {"msg": "m", "n": 1}
     assert first.ctx is parsed.ctx and first.ctx.fields["app_service"] == "app" and "app_service" not in first.fields
+
+
+def test_an_unset_environment_variable_is_each_records_error_as_in_vrl() -> None:
+    """Vector's config example ``.host = get_env_var!("HOSTNAME")`` with the variable unset: it used to hang."""
+    vrl_python = pytest.importorskip("vrl_python")
+    from tests.vrl_oracle import vrl_outcome
+
+    source = '.host = get_env_var!("LOGAGENT_R22V_UNSET")'
+    assert vrl_outcome(vrl_python.VRLRuntime(), source, {"message": "a"}) == ("error", None)
+    program = compile_program(source)
+    assert program.batch is not None
+    for n in (1, 2, 5):
+        outcomes = run_records(program.batch, [{"message": str(i)} for i in range(n)])
+        assert [kind for kind, _ in outcomes] == ["error"] * n
+    transform = RemapTransform("r", RemapConfig(inputs=["in"], source=source))  # type: ignore[arg-type]
+    ctx = FileContext(CONTEXT_FIELDS)
+    events = [LogEvent(m, "stdout", "2026-12-02T10:00:00Z", ctx) for m in ("a", "b")]
+    (name, out), = transform.process(Batch(events, [AckGroup(lambda: None)], 100, ctx))
+    assert name == "" and [e.message for e in out.events] == ["a", "b"] and transform.errors
+
+
+def test_a_retry_that_makes_no_progress_is_an_error_not_a_loop() -> None:
+    from logagent.vrl.batch_compiler import guarded
+    from logagent.vrl.batch_expressions import attempt
+    from logagent.vrl.batch_values import BatchErrors, NoProgress
+
+    def fails_for_no_record(run: Any, sel: list[int]) -> Any:
+        raise BatchErrors({})
+
+    class Run:
+        def fail(self, errors: dict[int, Any]) -> None:
+            pass
+
+    with pytest.raises(NoProgress):
+        guarded(fails_for_no_record, True)(Run(), [0, 1])  # type: ignore[arg-type]
+    with pytest.raises(NoProgress):
+        attempt(fails_for_no_record, None, [0, 1])  # type: ignore[arg-type]
+
+
+def test_the_transform_runs_a_batch_per_record_when_the_batch_engine_stalls(monkeypatch: Any) -> None:
+    from structlog.testing import capture_logs
+
+    from logagent.vrl.batch_compiler import BatchProgram
+    from logagent.vrl.batch_values import NoProgress
+
+    source = '.host = get_env_var!("LOGAGENT_R22V_UNSET")'
+    transform = RemapTransform("r", RemapConfig(inputs=["in"], source=source))  # type: ignore[arg-type]
+
+    def stalled(self: Any, source: Any) -> Any:
+        raise NoProgress("stalled")
+
+    monkeypatch.setattr(BatchProgram, "run", stalled)
+    ctx = FileContext(CONTEXT_FIELDS)
+    events = [LogEvent(m, "stdout", "2026-12-02T10:00:00Z", ctx) for m in ("a", "b")]
+    with capture_logs() as logs:
+        (name, out), = transform.process(Batch(events, [AckGroup(lambda: None)], 100, ctx))
+    assert [e.message for e in out.events] == ["a", "b"] and sum(transform.errors.values()) == 2
+    assert [entry["event"] for entry in logs] == ["remap_batch_no_progress"]

@@ -73,6 +73,48 @@ PROGRAMS = [
     'x = parse_klog!(.message)\n.y = x.line + 1',
     'x = parse_nginx_log!(.message, "error")\n.y = upcase(x.severity)',
     'x = parse_common_log!(.message)\n.y = upcase(x.zzz)',
+    # arithmetic is typed by VRL's rules on exact kinds: a string on one side of + makes a string, else a
+    # float on one side a float; the type gives `??` its union and `x, err =` its default
+    'tmp = (.message + "x") ?? null\n.t = upcase(tmp) ?? "n"',
+    '.result_c, err = .a + .b * .c / .d',
+    '.r, err = .a * 1.5\n.s, err = 2.0 - .n\n.t, err = .a - .b\n.u, err = .a + .b\n.v, err = .a * 2',
+    '.r, err = "x" + .n\n.s, err = .message + .n',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r = x / 2',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r = x + 1',
+    'x = if .n == 1 { 1 } else { 2.0 }\n.r, err = x * 3\n.s = 7 / 2.5',
+    '.r = 2 * "ab" + "c"\n.s = -1 * "ab"\n.t, err = 2 * .message',
+    'x = if .n == 1 { 1 } else { null }\n.r, err = x + 1',
+    # del makes no object where nothing was known, keeps a variable's type (the deleted path may be null),
+    # and (unless compact is a constant false) the containers it emptied may be gone; del(x) is no path
+    's, err = parse_json(.message)\n.h = del(s.f.k)\n.o = object(s.f) ?? {}',
+    's = parse_json(.message) ?? {}\n.h = del(s.f.k)\n.o = object(s.f) ?? {}',
+    'del(.f.k)\n.o = object(.f) ?? {}',
+    'del(.f)\n.o = upcase(.f)',
+    'del(.a[0])\n.o = upcase(.a)',
+    's = "a"\ndel(s.f)\n.o = upcase(s)',
+    '.f = {"k": 1}\ndel(.f.k)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1}\ndel(.f.k, compact: false)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1}\ndel(.f.k, compact: true)\n.o = object(.f) ?? {}',
+    '.f = {"k": 1, "j": 2}\ndel(.f.k)\n.o = object(.f) ?? {}',
+    '.f = {"g": {"k": 1}}\ndel(.f.g.k)\n.o = object(.f) ?? {}\n.p = object(.f.g) ?? {}',
+    'x = {"a": 1}\n.a = del(x)',
+    # VRL's argument binding: a keyword naming the parameter at the positional index moves the index on, so
+    # a positional argument may follow keywords; a parameter given twice takes the last (both are checked)
+    '.a = replace("foo", pattern: "o", with: "bar", 1)',
+    '.a = replace(pattern: "o", "foo", with: "bar")',
+    '.a = replace(with: "b", "foo", "o")',
+    '.a = replace("foo", "o", pattern: "x", with: "y")',
+    '.a = replace("foo", "o", "b", pattern: "f")',
+    '.a = replace("foo", "o", pattern: 5, with: "y")',
+    '.a = replace(count: 1, pattern: "o", "foo", "b")',
+    '.a = replace("foo", "o", "b", count: 1, zz: 2)',
+    '.a = replace("foo", "o", "b", zz: 2)',
+    '.a = upcase("a", value: "b")',
+    # more arguments than parameters is E106 at the first argument before any keyword is looked at
+    # (vector-demos: parse_grok(..., remove_empty: true))
+    "parsed, err = parse_grok(.message, s'%{WORD:w}', remove_empty: true)",
+    # a failed regex's default is the empty regex
+    'r, err = to_regex(.a)\n.s = match("abc", r)\n.t = r',
 ]
 
 

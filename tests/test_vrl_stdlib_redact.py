@@ -31,3 +31,16 @@ def test_redact(value, filters, redactor):
 def test_redact_bad_constants(filters, redactor):
     named = {} if redactor is None else {"redactor": redactor}
     assert same("redact", "a", filters=filters, **named)[0] == "compile"
+
+
+@pytest.mark.parametrize("value", [None, 5, 1.5, True, "x 123-45-6789", [1, None, "123-45-6789"], {"k": 2}], ids=repr)
+def test_redact_of_a_value_of_unknown_type_returns_other_kinds_as_they_are(value):
+    """Vector's remap_function_redact test: ``redact!(.input, ...)`` with ``.input`` missing or null is null."""
+    from tests.vrl_oracle import our_outcome, vrl_outcome
+
+    vrl_python = pytest.importorskip("vrl_python")
+    runtime = vrl_python.VRLRuntime()
+    for source in ('.a = redact!(.input, filters: ["us_social_security_number"])',
+                   ".b, err = redact(.input, filters: [r'\\d'])\n.e = err"):
+        for event in ({"input": value}, {}):
+            assert our_outcome(source, event) == vrl_outcome(runtime, source, event)

@@ -14,6 +14,8 @@ import gc
 from collections import Counter
 from typing import Any
 
+import structlog
+
 from logagent.acks import Batch
 from logagent.event import PER_LINE_KEYS, FileContext, LogEvent
 from logagent.transforms.base import DEFAULT_OUTPUT, Transform, estimate_bytes
@@ -21,6 +23,7 @@ from logagent.transforms.parse_json import merged_record
 from logagent.transforms.remap_batch import ABORTED_REASON, RUNTIME_ERROR, EventsSource, new_events
 from logagent.transforms.remap_config import DROPPED, RemapConfig
 from logagent.transforms.remap_records import derived_context, event_to_target, target_to_event, vector_records
+from logagent.vrl.batch_values import NoProgress
 from logagent.vrl.program import Aborted, compile_program
 from logagent.vrl.runtime import VrlRuntimeError
 
@@ -32,6 +35,8 @@ MERGE_IDIOMS = frozenset({
 })
 
 ABORTED = ABORTED_REASON
+
+log = structlog.get_logger(__name__)
 
 
 class RemapTransform(Transform):
@@ -76,19 +81,9 @@ class RemapTransform(Transform):
         dropped: list[LogEvent] = []
         if self.program.batch is not None and not self.context_only:
             ctx = _common_context(batch)
-            if ctx is not None:
-                source = EventsSource(events, ctx, self.timestamp_seen)
-                collecting = gc.isenabled()
-                gc.disable()  # a batch makes many short-lived containers: no collection looks at them
-                try:
-                    run = self.program.batch.run(source)
-                    outcomes = new_events(run, source, self._batch_key, self._interned)
-                    failed = run.failed
-                    # the run's columns go before collections resume: the first one would scan them all
-                    del run, source
-                finally:
-                    if collecting:
-                        gc.enable()
+            done = self._batch_outcomes(events, ctx) if ctx is not None else None
+            if done is not None:
+                outcomes, failed = done
                 if not failed:  # every record made an event
                     return self._outputs(batch, outcomes, dropped)
                 for event, outcome in zip(events, outcomes):
@@ -107,6 +102,25 @@ class RemapTransform(Transform):
             else:
                 self._failed(event, outcome, kept, dropped)
         return self._outputs(batch, kept, dropped)
+
+    def _batch_outcomes(self, events: list[LogEvent], ctx: FileContext) -> tuple[list[Any], bool] | None:
+        """(each event's outcome from the batch program, whether any failed); None: run them per record."""
+        source = EventsSource(events, ctx, self.timestamp_seen)
+        collecting = gc.isenabled()
+        gc.disable()  # a batch makes many short-lived containers: no collection looks at them
+        try:
+            run = self.program.batch.run(source)  # type: ignore[union-attr]
+            outcomes = new_events(run, source, self._batch_key, self._interned)
+            failed = bool(run.failed)
+            # the run's columns go before collections resume: the first one would scan them all
+            del run, source
+            return outcomes, failed
+        except NoProgress as exc:  # a batch engine bug: said loudly, and the batch runs per record
+            log.error("remap_batch_no_progress", component=self.component_id, error=str(exc))
+            return None
+        finally:
+            if collecting:
+                gc.enable()
 
     def _run_merge(self, event: LogEvent) -> Any:
         merged = merged_record(event)

@@ -45,8 +45,8 @@ def compile_batch_call(compiler: Any, node: Call) -> BatchEvaluator:
         compiled = compiler.compiled(argument.value)
         args.append(compiler.expression(argument.value))
         kinds = compiled.type.kinds
-        if kinds & ~param.kinds:
-            masks.append((index, int(param.kinds)))
+        if kinds & ~param.runtime_kinds:
+            masks.append((index, int(param.runtime_kinds)))
         infos.append(ArgInfo(kinds, compiled.constant, compiled.value))
     implementation = function.implementation
     if function.specialize is not None:

@@ -28,7 +28,7 @@ from .batch_expressions import BatchEvaluator, BatchExpressions, Unsupported, at
     navigated
 from .batch_run import ABORTED, FAILED, KEEP, REMOVED, BatchRun, Source
 from .batch_values import NULL, TRUE, BatchErrors, Restart, Uniform, Values, apply, interleave, merge_sorted, split, \
-    spread, without
+    NoProgress, spread, without
 from .batch_calls import compile_batch_call
 from .batch_functions import called_names, last_mentions
 from .deletion import path_arguments
@@ -55,9 +55,12 @@ class BatchProgram:
                 self._body(run, [i for i in range(run.n) if i not in failed] if failed else list(range(run.n)))
                 return run
             except Restart as restart:
+                before = len(failed)
                 failed = dict(run.failed)
                 for i, error in restart.errors.items():
                     failed.setdefault(i, (FAILED, error))
+                if len(failed) == before:
+                    raise NoProgress("a restarted batch failed for no record it had not failed for") from None
 
 
 def compile_batch(statements: tuple[Any, ...], compiler: Any) -> BatchProgram | None:

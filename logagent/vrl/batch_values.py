@@ -125,13 +125,14 @@ def apply(function: Callable[..., Any], sel: list[int], args: Sequence[Values], 
         except ERRORS as exc:
             error = wrap(exc) if wrap is not None else exc
             raise BatchErrors(dict.fromkeys(sel, error), [], [], source) from None
+    # every column can be iterated again (the retry below starts over): a bounded repeat would be used up
     if not args:
-        columns: list[Any] = [repeat((), len(sel))]
+        columns: list[Any] = [[()] * len(sel)]
         call = lambda _: function()  # noqa: E731
     else:
         columns = [spread(a) for a in args]
         if all(type(a) is Uniform for a in args):
-            columns[0] = repeat(args[0].value, len(sel))
+            columns[0] = [args[0].value] * len(sel)
         call = function
     try:
         return list(map(call, *columns))
@@ -149,8 +150,16 @@ def apply(function: Callable[..., Any], sel: list[int], args: Sequence[Values], 
     raise BatchErrors(errors, out, ok, source)
 
 
+class NoProgress(AssertionError):
+    """A retry over fewer records failed without naming one of them: it would loop for ever."""
+
+
 def without(sel: list[int], errors: dict[int, Any]) -> list[int]:
-    return [i for i in sel if i not in errors]
+    """``sel`` without the records of ``errors``; NoProgress when none of them is in ``sel``."""
+    rest = [i for i in sel if i not in errors]
+    if len(rest) == len(sel) and sel:
+        raise NoProgress(f"a batch failure named none of the {len(sel)} records it ran for")
+    return rest
 
 
 def split(sel: list[int], flags: list[Any]) -> tuple[list[int], list[int]]:

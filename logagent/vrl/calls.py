@@ -34,8 +34,12 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
         close = difflib.get_close_matches(node.name, sorted(FUNCTIONS), n=1)
         raise diagnostics.error("E105", "call to undefined function", node.offset, node.name_end,
                                 ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
-    slots = match_arguments(diagnostics, node, function.params)
+    shadowed: list[tuple[int, Any]] = []
+    slots = match_arguments(diagnostics, node, function.params, shadowed)
     compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
+    for position, argument in shadowed:  # as VRL, an argument a later one replaced is checked too
+        _compile_arguments(compiler, function.params,
+                           [argument if i == position else None for i in range(len(function.params))])
     if function.check is not None:
         try:
             function.check(arg_infos)
@@ -55,12 +59,15 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
-    masks = tuple((index, int(kinds)) for index, kinds in checks)
+    params = function.params
+    runtime_checks = tuple((index, params[index].runtime_kinds) for index, _ in checks
+                           if compiled[index].type.kinds & ~params[index].runtime_kinds)  # type: ignore[union-attr]
+    masks = tuple((index, int(kinds)) for index, kinds in runtime_checks)
     run = bound_call(implementation, compiled, masks, prefix)
     if run is not None:
         bare = bound_call(implementation, compiled, masks, None)
     else:
-        run, bare = _caller(implementation, runs, tuple(checks), prefix)
+        run, bare = _caller(implementation, runs, runtime_checks, prefix)
     failure = unverified_argument(compiler, node, function.params, slots, compiled, checks[0]) \
         if checks and not node.bang else None
     return Compiled(run, result, fallible and not node.bang, bare=bare, failure=failure)
@@ -102,32 +109,43 @@ def _kinds_text(kinds: Kind) -> str:
 _SINGLE_KINDS = frozenset(Kind(1 << bit) for bit in range(9))
 
 
-def match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...]) -> list[Any]:
-    """The call's arguments in parameter order (None where absent): E106, E107, E108."""
+def match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...],
+                    shadowed: list[tuple[int, Any]] | None = None) -> list[Any]:
+    """The call's arguments in parameter order (None where absent): E106, E107, E108.
+
+    VRL's binding: a positional argument takes the parameter at the positional index, which a keyword
+    argument naming the parameter at that index also moves on (so a positional argument may follow
+    keywords: ``replace("foo", pattern: "o", with: "bar", 1)`` gives ``count`` 1). A parameter given
+    twice takes the last; the earlier ones go to ``shadowed`` (checked, never run).
+    """
+    arguments = node.arguments
+    if len(arguments) > len(params):
+        raise diagnostics.error("E106", "wrong number of function arguments", arguments[0].offset,
+                                arguments[-1].end, (
+            "too many function arguments",
+            f"this function takes a maximum of {len(params)} argument{'s' if len(params) != 1 else ''}"))
     slots: list[Any] = [None] * len(params)
-    positional = 0
+    index = 0
     names = [param.name for param in params]
-    for argument in node.arguments:
+    for argument in arguments:
         if argument.name is None:
-            index = positional
-            positional += 1
+            position = index
+            index += 1
         elif argument.name in names:
-            index = names.index(argument.name)
+            position = names.index(argument.name)
+            if position == index:
+                index += 1
         else:
             raise diagnostics.error("E108", "unknown function argument keyword", argument.offset, argument.end, (
                 "unknown keyword", "this function accepts the following keywords: "
                 + ", ".join(f'"{name}"' for name in names)))
-        if index >= len(params) or slots[index] is not None:
-            first = node.arguments[0]
-            raise diagnostics.error("E106", "wrong number of function arguments", first.offset,
-                                    node.arguments[-1].end, (
-                "too many function arguments",
-                f"this function takes a maximum of {len(params)} argument{'s' if len(params) != 1 else ''}"))
-        slots[index] = argument
-    for index, param in enumerate(params):
-        if param.required and slots[index] is None:
+        if slots[position] is not None and shadowed is not None:
+            shadowed.append((position, slots[position]))
+        slots[position] = argument
+    for position, param in enumerate(params):
+        if param.required and slots[position] is None:
             raise diagnostics.error("E107", "missing function argument", node.offset, node.end, (
-                f'required argument missing: "{param.name}" (position {index})',))
+                f'required argument missing: "{param.name}" (position {position})',))
     return slots
 
 

@@ -19,7 +19,7 @@ from .deletion import deleter, path_arguments
 from .expressions import Compiled, Evaluator, ExpressionCompiler, constant
 from .types import type_of_constant
 from .runtime import Aborted, Frame, Returned, VrlRuntimeError, default_of, delete_path, has_path, set_path
-from .types import BOOLEAN, NULL, OBJECT, Type, with_field, without_field
+from .types import BOOLEAN, NULL, OBJECT, Type, deleted, with_field
 from .value import Kind, kind_names
 
 
@@ -143,7 +143,7 @@ class Compiler(ExpressionCompiler):
 
     def compile_path_function(self, node: Call) -> Compiled:
         argument, compact_argument = path_arguments(self, node)
-        if not _assignable_query(argument.value):
+        if not _assignable_query(argument.value) or (node.name == "del" and isinstance(argument.value, Variable)):
             raise self.diagnostics.error("E610", "function compilation error: error[E400] unexpected expression type",
                                          node.offset, node.end, (
                                              f'unexpected expression for argument "{"target" if node.name == "del" else "field"}"',
@@ -155,10 +155,17 @@ class Compiler(ExpressionCompiler):
         delete = deleter(self, target, compact_argument, lambda prefix: _deleter(root, slot, prefix))
         kind = self.compile(target).type
         self.writes.add((root, segments))
+        # as VRL, the type is either outcome's unless compact is a constant (even when it is not given)
+        given = compact_argument.value if compact_argument is not None else None
+        compact = given.value if isinstance(given, Literal) and type(given.value) is bool else None
         if root in (".", "%") and segments:
-            self.types.roots[root] = without_field(self.types.roots[root], segments)
-        else:
-            self.assign_type(target, NULL)
+            self.types.roots[root] = deleted(self.types.roots[root], segments, compact)
+        elif segments:
+            # VRL leaves a variable's type as it was (at run time its own checks see the null); the
+            # closures rely on types, so here the variable may be either
+            found = self.types.lookup(target.base.name)
+            before = found[1] if found is not None else NULL
+            self.types.assign_variable(target.base.name, before.union(deleted(before, segments, compact)))
         return Compiled(delete, kind)
 
     def compile_exists(self, target: Any, root: str, segments: tuple[str | int, ...]) -> Compiled:

@@ -7,6 +7,8 @@ E100/E103/E630/E651 checks).
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -226,24 +228,34 @@ def _merged_type(left: Type, right: Type) -> Type:
 
 
 def _arithmetic_type(op: str, lk: Kind, rk: Kind, right: Compiled) -> tuple[Kind, bool]:
-    """(result kinds, whether it cannot fail) of an arithmetic or ordering operator."""
-    numbers = lk & ~_NUMBERS == 0 and rk & ~_NUMBERS == 0
+    """(result kinds, whether it cannot fail) of an arithmetic or ordering operator, by VRL's rules.
+
+    The result kind decides the default ``x, err = a + b`` gives when it fails. As VRL, the rules look at
+    exact kinds (a side that may be an integer or a float is neither): a string on one side of ``+`` makes a
+    string, else a float on one side a float, two integers an integer, a string times an integer a string.
+    """
     if op in ("<", "<=", ">", ">="):
+        numbers = lk & ~_NUMBERS == 0 and rk & ~_NUMBERS == 0
         same = lk == rk and lk in (Kind.BYTES, Kind.TIMESTAMP)
         return Kind.BOOLEAN, numbers or same
     if op == "/":
-        nonzero = right.constant and type(right.value) in (int, float) and right.value != 0
-        return Kind.FLOAT, numbers and nonzero
-    if numbers:
-        return (Kind.INTEGER if lk == rk == Kind.INTEGER else Kind.FLOAT if lk | rk == Kind.FLOAT or (
-            lk == Kind.FLOAT or rk == Kind.FLOAT) else _NUMBERS), True
-    if op == "+" and Kind.BYTES in (lk, rk) and (lk | rk) & ~(Kind.BYTES | Kind.NULL) == 0:
+        value = right.value if right.constant else None
+        nonzero = (type(value) is int and value != 0) or (type(value) is float and _normal(value))
+        return Kind.FLOAT, nonzero and lk in (Kind.INTEGER, Kind.FLOAT)
+    if op == "+" and Kind.BYTES in (lk, rk):
+        return Kind.BYTES, (lk | rk) & ~(Kind.BYTES | Kind.NULL) == 0
+    if Kind.FLOAT in (lk, rk):
+        return Kind.FLOAT, (lk | rk) & ~_NUMBERS == 0
+    if lk == rk == Kind.INTEGER:
+        return Kind.INTEGER, True
+    if op == "*" and {lk, rk} == {Kind.BYTES, Kind.INTEGER}:
         return Kind.BYTES, True
-    if op == "+" and lk == Kind.BYTES:
-        return Kind.BYTES, False
-    if op == "*" and lk == Kind.BYTES:
-        return Kind.BYTES, rk == Kind.INTEGER
-    return Kind.NULL, False
+    return (_NUMBERS if op == "-" else _NUMBERS | Kind.BYTES), False
+
+
+def _normal(value: float) -> bool:
+    """A float neither zero, subnormal, infinite nor NaN (Rust's ``is_normal``)."""
+    return math.isfinite(value) and abs(value) >= sys.float_info.min
 
 
 def _root_getter(attribute: str, segments: tuple[str | int, ...]) -> Evaluator:

@@ -39,6 +39,14 @@ class Param(Struct, frozen=True):
     name: str
     kinds: Kind
     required: bool = True
+    #: kinds VRL's type check refuses (E110, or a fallible call) but the function takes at run time
+    #: without an error (``redact`` returns them as they are)
+    tolerated: Kind = Kind(0)
+
+    @property
+    def runtime_kinds(self) -> Kind:
+        """The kinds a call checks its argument against at run time."""
+        return self.kinds | self.tolerated
 
 
 class ArgInfo(Struct, frozen=True):

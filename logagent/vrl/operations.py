@@ -52,6 +52,8 @@ def multiply(left: Any, right: Any) -> Any:
         return float(left * right)
     if kind_l is str and kind_r is int:
         return left * max(right, 0)
+    if kind_l is int and kind_r is str:
+        return right * max(left, 0)
     raise VrlRuntimeError(f"can't multiply type {kind_name(left)} by {kind_name(right)}")
 
 

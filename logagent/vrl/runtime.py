@@ -186,4 +186,8 @@ def default_of(kind: Kind) -> Any:
         return []
     if kind == Kind.TIMESTAMP:
         return Timestamp(0)
+    if kind == Kind.REGEX:
+        from .regexes import compile_regex_literal  # the stdlib's regexes import this module
+
+        return compile_regex_literal("")
     return None

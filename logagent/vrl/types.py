@@ -122,10 +122,16 @@ def with_field(base: Type, segments: Segments, value: Type) -> Type:
 
 
 def without_field(base: Type, segments: Segments) -> Type:
-    """``base`` after ``del`` at ``segments``: null in an object of known fields, unknown in an open one."""
+    """``base`` after ``del`` at ``segments``: null in an object of known fields, unknown in an open one.
+
+    A value of which nothing is known at the path (not an object, or an object of unknown fields) stays
+    as it was: a ``del`` makes no object. An index forgets the array's known items.
+    """
     segment = segments[0]
-    if type(segment) is not str or base.kinds != Kind.OBJECT or base.fields is None:
-        return with_field(base, segments, NULL)
+    if type(segment) is not str:
+        return Type(base.kinds) if base.kinds & Kind.ARRAY else base
+    if base.kinds != Kind.OBJECT or base.fields is None:
+        return base
     if len(segments) > 1:
         inner = base.fields.get(segment)
         if inner is None:
@@ -134,6 +140,27 @@ def without_field(base: Type, segments: Segments) -> Type:
     if not base.open:
         return with_field(base, segments, NULL)
     return Type(Kind.OBJECT, {k: v for k, v in base.fields.items() if k != segment}, open=True)
+
+
+def deleted(base: Type, segments: Segments, compact: bool | None) -> Type:
+    """``base`` after ``del(path, compact)`` (None: not a constant). As VRL, unless ``compact`` is false the
+    containers on the path the delete may have left empty may be gone too."""
+    plain = without_field(base, segments)
+    if compact is False:
+        return plain
+    compacted = plain
+    for depth in range(len(segments) - 1, 0, -1):
+        if not _may_be_empty(compacted.at(segments[:depth])):
+            break
+        compacted = without_field(compacted, segments[:depth])
+    return plain if compacted is plain else plain.union(compacted)
+
+
+def _may_be_empty(container: Type) -> bool:
+    if container.kinds == Kind.OBJECT:
+        return container.fields is not None and not container.open and all(
+            field == NULL for field in container.fields.values())
+    return container.kinds == Kind.ARRAY and container.items == ()
 
 
 class Scope:

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from ..function import ArgumentError
-from .declare import ARR, OBJ, Args, B, function, opt, req
+from ..function import ArgumentError, Param
+from .declare import ANY, ARR, OBJ, Args, B, function, opt, req
 from .regex import LazyRegex, Regex
 from ..function import TypeDef
 
@@ -146,6 +146,8 @@ def _type(args: Args) -> TypeDef:
 
 
 FUNCTIONS = [
-    function("redact", (req("value", B | OBJ | ARR), req("filters", ARR), opt("redactor", OBJ | B)), _type, redact,
+    # as VRL, a value of another kind is refused when known, and returned as it is at run time
+    function("redact", (Param("value", B | OBJ | ARR, True, ANY & ~(B | OBJ | ARR)), req("filters", ARR),
+                        opt("redactor", OBJ | B)), _type, redact,
              check=_check, specialize=_specialize),
 ]
