@@ -175,6 +175,13 @@ PROGRAMS = [
     ".x = 5 %",
     ".x = 1 -5",
     'if true { y = 1 }; .y = y',
+    # split's items are strings, also after `?? []` (hyperdx-logs): the closure's calls need no `!`
+    'xs = split(.message, ",") ?? []\n.n = 0\nfor_each(xs) -> |_i, v| { .last = upcase(v) }',
+    'xs = split(string(.message) ?? "", " ")\n.o = map_values(xs) -> |v| { split(v, "=") }',
+    'xs = split(string(.message) ?? "", " ")\n.first = upcase(xs[0])',
+    'xs = split(string(.message) ?? "", " ")\n.first = upcase(xs[0]) ?? "none"',
+    'xs = split(.message, " ") ?? [1]\nfor_each(xs) -> |_i, v| { .v = upcase(v) }',
+    'xs = [1, "a"]\nif .n == 1 { xs = split("a b", " ") }\nfor_each(xs) -> |_i, v| { .v = upcase(v) }',
 ]
 
 

@@ -56,7 +56,8 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
     items = type_def.items or {}
     fields = {key: Type(kind, element=Type(items[key]) if key in items else None)
               for key, kind in type_def.fields.items()} if type_def.fields is not None else None
-    result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None)
+    element = Type(type_def.element) if type_def.element is not None and type_def.kinds == Kind.ARRAY else None
+    result = Type(type_def.kinds, fields if type_def.kinds == Kind.OBJECT else None, element=element)
     prefix = f'function call error for "{node.name}" at ({diagnostics.byte_span(node.offset, node.end)}): '
     runs = tuple(item.run if item is not None else None for item in compiled)
     params = function.params

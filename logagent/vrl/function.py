@@ -70,6 +70,8 @@ class TypeDef(Struct, frozen=True):
     fields: Mapping[str, Kind] | None = None
     #: for array fields of ``fields``: the kinds of every item
     items: Mapping[str, Kind] | None = None
+    #: for an array result: the kinds of every item (``split`` gives strings)
+    element: Kind | None = None
 
 
 #: (arguments in ``params`` order, None where absent) -> result type

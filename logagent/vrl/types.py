@@ -41,8 +41,13 @@ class Type(Struct, frozen=True):
         if kinds == Kind.ARRAY and self.items is not None and other.items is not None \
                 and len(self.items) == len(other.items):
             return Type(Kind.ARRAY, None, tuple(a.union(b) for a, b in zip(self.items, other.items)))
-        if kinds == Kind.ARRAY and self.element is not None and other.element is not None:
-            return Type(Kind.ARRAY, element=self.element.union(other.element))
+        if kinds == Kind.ARRAY:
+            mine, theirs = _known_items(self), _known_items(other)
+            if mine is not _UNKNOWN and theirs is not _UNKNOWN:  # an empty literal adds no item kind, as in VRL
+                if mine is None or theirs is None:
+                    element = theirs if mine is None else mine
+                    return Type(Kind.ARRAY, None, ()) if element is None else Type(Kind.ARRAY, element=element)
+                return Type(Kind.ARRAY, element=mine.union(theirs))  # type: ignore[union-attr]
         return Type(kinds)
 
     def field(self, key: str) -> Type:
@@ -89,6 +94,18 @@ def type_of_constant(value: Any) -> Type:
     if type(value) is list:
         return Type(Kind.ARRAY, None, tuple(type_of_constant(item) for item in value))
     return Type(kind_or_none(value))
+
+
+_UNKNOWN = object()
+
+
+def _known_items(array: Type) -> Type | None | object:
+    """The type of every item of an array type; None for the empty literal; _UNKNOWN when nothing is known."""
+    if array.element is not None:
+        return array.element
+    if array.items is None:
+        return _UNKNOWN
+    return item_type(array) if array.items else None
 
 
 def item_type(array: Type) -> Type:

@@ -22,7 +22,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "is_object", "is_null", "is_regex", "is_nullish", "is_json", "is_empty",
     ),
     "strings": (
-        "downcase", "upcase", "contains", "starts_with", "ends_with", "contains_all", "replace", "split", "join",
+        "downcase", "upcase", "contains", "starts_with", "ends_with", "contains_all", "replace", "split", "find", "join",
         "slice", "strip_whitespace", "strip_ansi_escape_codes", "truncate", "strlen", "match", "match_any",
     ),
     "objects": (

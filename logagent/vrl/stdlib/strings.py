@@ -80,6 +80,21 @@ def split(value: str, pattern: Any, limit: int | None) -> list[str]:
     return value.split(pattern, limit - 1)
 
 
+def find(value: str, pattern: Any, start: int | None) -> int | None:
+    """The byte offset of the first match at or after byte ``start`` (VRL's find; null when none)."""
+    data = value.encode("utf-8", "surrogatepass")
+    start = 0 if start is None else start
+    if start < 0 or start > len(data):  # VRL casts a negative start to a huge unsigned one
+        return None
+    if type(pattern) is str:
+        found = data.find(pattern.encode("utf-8", "surrogatepass"), start)
+        return None if found < 0 else found
+    while start < len(data) and 0x80 <= data[start] < 0xC0:  # a regex match starts on a character
+        start += 1
+    found = pattern._match(data, start, len(data))[0][0]
+    return None if found < 0 else found
+
+
 def join(value: list[Any], separator: str | None) -> str:
     for item in value:
         if type(item) is not str:
@@ -204,6 +219,11 @@ def _contains_all_type(args: Args) -> TypeDef:
 
 
 _CASE = opt("case_sensitive", BOOL)
+_SPLIT_RESULT = TypeDef(ARR, False, element=B)  # VRL: an array of strings
+
+
+def _split_type(args: Args) -> TypeDef:
+    return _SPLIT_RESULT
 
 FUNCTIONS = [
     function("downcase", (req("value", B),), always(B), downcase),
@@ -213,7 +233,8 @@ FUNCTIONS = [
     function("ends_with", (req("value", B), req("substring", B), _CASE), always(BOOL), ends_with),
     function("contains_all", (req("value", B), req("substrings", ARR), _CASE), _contains_all_type, contains_all),
     function("replace", (req("value", B), req("pattern", B | RE), req("with", B), opt("count", I)), always(B), replace),
-    function("split", (req("value", B), req("pattern", B | RE), opt("limit", I)), always(ARR), split),
+    function("split", (req("value", B), req("pattern", B | RE), opt("limit", I)), _split_type, split),
+    function("find", (req("value", B), req("pattern", B | RE), opt("from", I)), always(I), find),
     function("join", (req("value", ARR), opt("separator", B)), always(B, True), join),
     function("slice", (req("value", B | ARR), req("start", I), opt("end", I)), _slice_type, slice_),
     function("strip_whitespace", (req("value", B),), always(B), strip_whitespace),
