@@ -175,3 +175,20 @@ def test_marked_records_are_listed_whatever_order_their_timestamps_are_in() -> N
         assert events is not None
         expected = [i for i, text in enumerate(texts) if text and text[0] in " #" and "indented" not in text or not text]
         assert parser.indented == expected, lines
+
+
+def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_may_begin() -> None:
+    # its class spells whitespace out instead of "\s": every character must land where "\s" puts it
+    from logagent.parsers.line_parser import _plain_line_regex
+
+    marks = r"[^\S\n]++(?:$|at \S)|$|#|\^|thread '"
+    regex = _plain_line_regex(marks)
+    assert regex is not None
+    for code in [*range(0x3100), 0xFEFF, 0x10FFFF]:
+        char = chr(code)
+        if char == "\n":
+            continue
+        found = regex.findall(f"{TS} stdout F {char}x")
+        assert len(found) == 1
+        plain = found[0][2] == f"{char}x"
+        assert plain is not (char.isspace() or char in "#^t"), hex(code)
