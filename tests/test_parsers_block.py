@@ -155,3 +155,40 @@ def test_has_line_over() -> None:
     assert has_line_over(b"12345", 5, 4)
     assert not has_line_over(b"1234\n" * 100, 499, 4)
     assert has_line_over(b"1234\n" * 100 + b"12345", 505, 4)
+
+
+def test_marked_records_are_listed_whatever_order_their_timestamps_are_in() -> None:
+    # the marked records' indexes are looked for by bisection on the timestamps first: lines whose
+    # timestamps repeat, go back or have trailing zeros trimmed (RFC 3339 nano) must be listed all the same
+    rng = random.Random(11)
+    stamps = ["2026-12-02T10:00:00.1Z", "2026-12-02T10:00:00.12Z", "2026-12-02T10:00:00.123456789Z",
+              "2026-12-02T10:00:01Z", "2026-12-02T09:59:59.9Z"]
+    messages = ["plain", "    at x.y(Z.java:1)", "", "  indented, not a frame", "#0 main"]
+    marks = r"[^\S\n]++(?:$|at \S)|$|#"
+    for _ in range(200):
+        texts = [rng.choice(messages) for _ in range(rng.randint(1, 60))]
+        lines = [f"{rng.choice(stamps)} {rng.choice(['stdout', 'stderr'])} F {text}" for text in texts]
+        parser = LineParser()
+        parser.count_indented, parser.marks = True, marks
+        parser.feed([f"{TS} stdout F warm-up".encode()])
+        events = parser.feed_block("\n".join(lines).encode(), CTX)
+        assert events is not None
+        expected = [i for i, text in enumerate(texts) if text and text[0] in " #" and "indented" not in text or not text]
+        assert parser.indented == expected, lines
+
+
+def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_may_begin() -> None:
+    # its class spells whitespace out instead of "\s": every character must land where "\s" puts it
+    from logagent.parsers.line_parser import _plain_line_regex
+
+    marks = r"[^\S\n]++(?:$|at \S)|$|#|\^|thread '"
+    regex = _plain_line_regex(marks)
+    assert regex is not None
+    for code in [*range(0x3100), 0xFEFF, 0x10FFFF]:
+        char = chr(code)
+        if char == "\n":
+            continue
+        found = regex.findall(f"{TS} stdout F {char}x")
+        assert len(found) == 1
+        plain = found[0][2] == f"{char}x"
+        assert plain is not (char.isspace() or char in "#^t"), hex(code)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Container, Sequence
 from itertools import compress
 from operator import attrgetter
@@ -32,7 +33,7 @@ from logagent.parsers.docker import STREAMS as DOCKER_STREAMS
 from logagent.parsers.docker import decode_line, parse_docker
 from logagent.parsers.line_marks import feed_cri_marked, marks_regex
 from logagent.parsers.merge import ParsedLine, PartialMerger
-from logagent.parsers.multiline_prefilter import first_characters
+from logagent.parsers.multiline_prefilter import BLANK_FIRST, first_characters
 
 CRI = "cri"
 _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
@@ -40,6 +41,11 @@ DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
 _MESSAGE = attrgetter("message")
+_TIMESTAMP = attrgetter("timestamp")
+#: every character ``\\s`` matches (``str.isspace``)
+_SPACES = BLANK_FIRST - {""}
+#: how far past a bisection's guess a marked record is looked for before a scan from the last one
+_NEAR = 16
 _Match = Callable[[str], "re.Match[str] | None"]
 
 # The CRI fast path over a decoded block, as a regex: the same conditions as
@@ -67,8 +73,10 @@ def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
     firsts = first_characters(marks)
     if firsts is None:
         return None
-    chars = re.escape("".join(sorted(firsts)))
-    return re.compile(rf"^(?:{_CRI_PREFIX}(?:([^\s{chars}].*)|(.*))|(.*))$", re.MULTILINE)
+    # Whitespace spelt out rather than ``\s`` (one table look-up), and possessive repeats (a line's
+    # rest is never given back): ~65 instructions a line less in ``re`` than the plain spelling.
+    chars = re.escape("".join(sorted(firsts | _SPACES)))
+    return re.compile(rf"^(?:{_CRI_PREFIX}(?:([^{chars}].*+)|(.*+))|(.*+))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -388,9 +396,30 @@ def _line_by_line(split: list[tuple[str, str, str, str, str]]) -> list[tuple[str
 
 
 def _positions(events: list[LogEvent], marked: list[LogEvent]) -> list[int]:
-    """The indexes of ``marked`` (in order) in ``events``, found by identity (one comparison per record, in C)."""
-    position, find, indexes = -1, events.index, []
+    """The indexes of ``marked`` (in order) in ``events``, found by identity.
+
+    A marked record is most often right after the one before (a trace's
+    frames); the first of a run is looked for by bisection on the records'
+    timestamps, which a file's lines have in ascending order as a rule (a few
+    probes instead of one comparison per record between, which costs ~190
+    instructions per record for a Struct), and only where that misses (a
+    timestamp out of order, several records with the same one) by a scan."""
+    position, indexes, count = -1, [], len(events)
     for event in marked:
-        position = find(event, position + 1)
+        position += 1
+        if position < count and events[position] is event:
+            indexes.append(position)
+            continue
+        try:
+            guess = bisect_left(events, event.timestamp, position, key=_TIMESTAMP)
+        except TypeError:  # a malformed line's record has no timestamp (None)
+            guess = position
+        if guess < count and events[guess] is event:
+            position = guess
+        else:
+            try:  # the same timestamp as records before it: the event is a few records on
+                position = events.index(event, guess, guess + _NEAR)
+            except ValueError:
+                position = events.index(event, position)
         indexes.append(position)
     return indexes
