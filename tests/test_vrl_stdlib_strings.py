@@ -102,14 +102,12 @@ def test_match_any_needs_regexes():
 @pytest.mark.parametrize("pattern", ["o", "", "bar", "l", "é", Regex("b.r"), Regex("^b"), Regex(r"\bx"), Regex("(?:)"), Regex("."),
                                      Regex("x$")], ids=repr)
 @pytest.mark.parametrize("text", ["foobar", "", "héllo", "xaxb", "xax", "aéb"])
-@pytest.mark.parametrize("start", [None, 0, 1, 2, 3, 5, 6, 7, 100, -1])
-def test_find(pattern, text, start):
+def test_find(pattern, text):
     """Byte offsets, a start inside a character, a start past the end, and ``^``/``\\b`` seeing the text before it."""
-    if isinstance(pattern, Regex) and start is not None and not 0 <= start <= len(text.encode()):
-        pytest.skip("VRL's regex search panics on a start outside the text (ours: null, as for a text pattern)")
-    if start is None:
-        same("find", text, pattern)
-    else:
+    same("find", text, pattern)
+    for start in [0, 1, 2, 3, 5, 6, 7, 100, -1]:
+        if isinstance(pattern, Regex) and not 0 <= start <= len(text.encode()):
+            continue  # VRL's regex search panics on a start outside the text (ours: null, as for a text pattern)
         same("find", text, pattern, start)
 
 

@@ -41,16 +41,22 @@ def parse_klog(value: str) -> dict[str, Any]:
     stamp, month = groups[names["timestamp"]], groups[names["month"]]
     now = datetime.datetime.now(datetime.timezone.utc)
     year = now.year - 1 if month == "12" and now.month == 1 else now.year
+    return _klog_record(groups, names, level, f"{year}{stamp}", stamp)
+
+
+def _klog_record(groups: list[str | None], names: dict[str, int], level: str, full_stamp: str,
+                 stamp: str) -> dict[str, Any]:
+    """klog's and glog's fields, ``full_stamp`` being the timestamp with its year."""
     try:
-        timestamp = resolve(parse(f"{year}{stamp}", "%Y%m%d %H:%M:%S%.f"), None, False)
+        timestamp = resolve(parse(full_stamp, "%Y%m%d %H:%M:%S%.f"), None, False)
     except ParseError as error:
         raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
     return {
         "level": _KLOG_LEVELS[level],
         "timestamp": timestamp,
-        "id": int(groups[names["id"]]),
+        "id": int(groups[names["id"]]),  # type: ignore[arg-type]
         "file": groups[names["file"]],
-        "line": int(groups[names["line"]]),
+        "line": int(groups[names["line"]]),  # type: ignore[arg-type]
         "message": groups[names["message"]],
     }
 
@@ -71,18 +77,7 @@ def parse_glog(value: str) -> dict[str, Any]:
     if level not in _KLOG_LEVELS:
         raise FunctionError(f'unrecognized log level "{level}"')
     stamp = groups[names["timestamp"]]
-    try:
-        timestamp = resolve(parse(stamp, "%Y%m%d %H:%M:%S%.f"), None, False)
-    except ParseError as error:
-        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
-    return {
-        "level": _KLOG_LEVELS[level],
-        "timestamp": timestamp,
-        "id": int(groups[names["id"]]),
-        "file": groups[names["file"]],
-        "line": int(groups[names["line"]]),
-        "message": groups[names["message"]],
-    }
+    return _klog_record(groups, names, level, stamp, stamp)  # type: ignore[arg-type]
 
 
 def _parse_time(text: str, fmt: str) -> Timestamp:
