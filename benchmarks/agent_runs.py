@@ -115,7 +115,11 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 def callgrind_instructions(config: Path, log: Path, tag: str, *, cwd: Path = REPO,
                            env: dict[str, str] | None = None) -> int:
-    """Instructions (every thread) of one ``logagent run --once`` of ``config`` under valgrind's callgrind."""
+    """Instructions (every thread) of one ``logagent run --once`` of ``config`` under valgrind's callgrind.
+
+    ``PYTHONHASHSEED=0``: the same dict and set orders in every run, so before and after compare.
+    """
+    env = dict(os.environ if env is None else env, PYTHONHASHSEED="0")
     args = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
     done = subprocess.run(args + agent_args(config), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)

@@ -22,7 +22,6 @@ instructions of regexes compiled on the first traces were counted in it).
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -41,8 +40,7 @@ def instructions(workdir: Path, log_dir: Path, snapshot: Path, mode: str, tag: s
     config = agent_config(workdir / f"agent-{tag}.yaml", log_dir=log_dir, data_dir=data_dir,
                           kubernetes=snapshot_kubernetes(snapshot), pipeline=PIPELINE,
                           source_options=f", multiline: {{mode: {mode}}}")
-    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict and set orders in every run
-    return callgrind_instructions(config, workdir / f"callgrind-{tag}.log", tag, env=env)
+    return callgrind_instructions(config, workdir / f"callgrind-{tag}.log", tag)
 
 
 def main(argv: list[str] | None = None) -> int:
