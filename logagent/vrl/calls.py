@@ -36,9 +36,9 @@ def compile_call(compiler: Any, node: Call) -> Compiled:
                                 ("undefined function",) + ((f'did you mean "{close[0]}"?',) if close else ()))
     shadowed: list[tuple[int, Any]] = []
     slots = match_arguments(diagnostics, node, function.params, shadowed)
-    compiled, checks, arg_infos = _compile_arguments(compiler, function.params, slots)
+    compiled, checks, arg_infos = compile_arguments(compiler, function.params, slots)
     for position, argument in shadowed:  # as VRL, an argument a later one replaced is checked too
-        _compile_arguments(compiler, function.params,
+        compile_arguments(compiler, function.params,
                            [argument if i == position else None for i in range(len(function.params))])
     if function.check is not None:
         try:
@@ -150,7 +150,7 @@ def match_arguments(diagnostics: Any, node: Call, params: tuple[Param, ...],
     return slots
 
 
-def _compile_arguments(compiler: Any, params: tuple[Param, ...], slots: list[Any]) -> tuple[
+def compile_arguments(compiler: Any, params: tuple[Param, ...], slots: list[Any]) -> tuple[
         list[Compiled | None], list[tuple[int, Kind]], tuple[ArgInfo | None, ...]]:
     """Each argument compiled and checked against its parameter's kinds (E630, E110)."""
     diagnostics = compiler.diagnostics

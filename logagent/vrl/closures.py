@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .ast import Call
+from .calls import compile_arguments
 from .expressions import Compiled, Evaluator
-from .function import FunctionError
+from .function import FunctionError, Param
 from .runtime import CallError, Frame
 from .stdlib.display import value_kind
 from .types import item_type, BYTES, NULL, Type
@@ -74,6 +75,9 @@ def compile_closure_call(compiler: Any, node: Call) -> Compiled:
                     failure is not None and not node.bang, failure=failure)
 
 
+_RECURSIVE = (Param("recursive", Kind.BOOLEAN),)
+
+
 def _recursive(compiler: Any, node: Call) -> tuple[Compiled, Any]:
     """``recursive:`` of map_keys / map_values compiled: (the flag, the E110 to report if its type is not sure)."""
     diagnostics = compiler.diagnostics
@@ -81,17 +85,10 @@ def _recursive(compiler: Any, node: Call) -> tuple[Compiled, Any]:
     if node.name not in ("map_keys", "map_values"):
         raise diagnostics.error("E106", "wrong number of function arguments", node.arguments[0].offset, argument.end, (
             "too many function arguments", "this function takes a maximum of 1 argument"))
-    flag = compiler.compile(argument.value)
-    if flag.fallible:
-        raise diagnostics.error("E630", "fallible argument", argument.value.offset, argument.value.end, (
-            "this expression can fail", "handle the error before passing it in as an argument"))
-    kinds = flag.type.kinds
-    if not kinds & Kind.BOOLEAN:
-        raise diagnostics.error("E110", "invalid argument type", argument.value.offset, argument.value.end, (
-            f"this expression resolves to the exact type {kind_names(kinds)}",
-            'but the parameter "recursive" expects the exact type boolean'))
-    if kinds == Kind.BOOLEAN:
+    (flag,), checks, _ = compile_arguments(compiler, _RECURSIVE, [argument])  # E630, E110
+    if not checks:
         return flag, None
+    kinds = flag.type.kinds  # type: ignore[union-attr]
     return flag, diagnostics.error("E110", "invalid argument type", argument.value.offset, argument.value.end, (
         "this expression resolves to any" if kinds == Kind.ANY else
         f"this expression resolves to one of {kind_names(kinds)}",

@@ -31,34 +31,7 @@ _INTEGER_FIELDS = frozenset(("status", "size", "pid", "tid", "cid", "port", "bod
 
 
 def parse_klog(value: str) -> dict[str, Any]:
-    groups = _KLOG.captures(value)
-    if groups is None:
-        raise FunctionError("failed parsing klog message")
-    names = _KLOG.names
-    level = groups[names["level"]]
-    if level not in _KLOG_LEVELS:
-        raise FunctionError(f'unrecognized log level "{level}"')
-    stamp, month = groups[names["timestamp"]], groups[names["month"]]
-    now = datetime.datetime.now(datetime.timezone.utc)
-    year = now.year - 1 if month == "12" and now.month == 1 else now.year
-    return _klog_record(groups, names, level, f"{year}{stamp}", stamp)
-
-
-def _klog_record(groups: list[str | None], names: dict[str, int], level: str, full_stamp: str,
-                 stamp: str) -> dict[str, Any]:
-    """klog's and glog's fields, ``full_stamp`` being the timestamp with its year."""
-    try:
-        timestamp = resolve(parse(full_stamp, "%Y%m%d %H:%M:%S%.f"), None, False)
-    except ParseError as error:
-        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
-    return {
-        "level": _KLOG_LEVELS[level],
-        "timestamp": timestamp,
-        "id": int(groups[names["id"]]),  # type: ignore[arg-type]
-        "file": groups[names["file"]],
-        "line": int(groups[names["line"]]),  # type: ignore[arg-type]
-        "message": groups[names["message"]],
-    }
+    return _klog_like(_KLOG, "klog", value)
 
 
 # glog's line is klog's with the year in the timestamp
@@ -69,15 +42,35 @@ _GLOG = LazyRegex(
 
 
 def parse_glog(value: str) -> dict[str, Any]:
-    groups = _GLOG.captures(value)
+    return _klog_like(_GLOG, "glog", value)
+
+
+def _klog_like(regex: LazyRegex, name: str, value: str) -> dict[str, Any]:
+    """klog's or glog's fields; klog's timestamp has no year (this year's, last year's for December in January)."""
+    groups = regex.captures(value)
     if groups is None:
-        raise FunctionError("failed parsing glog message")
-    names = _GLOG.names
+        raise FunctionError(f"failed parsing {name} message")
+    names = regex.names
     level = groups[names["level"]]
     if level not in _KLOG_LEVELS:
         raise FunctionError(f'unrecognized log level "{level}"')
-    stamp = groups[names["timestamp"]]
-    return _klog_record(groups, names, level, stamp, stamp)  # type: ignore[arg-type]
+    stamp = full_stamp = groups[names["timestamp"]]
+    if "month" in names:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        year = now.year - 1 if groups[names["month"]] == "12" and now.month == 1 else now.year
+        full_stamp = f"{year}{stamp}"
+    try:
+        timestamp = resolve(parse(full_stamp, "%Y%m%d %H:%M:%S%.f"), None, False)  # type: ignore[arg-type]
+    except ParseError as error:
+        raise FunctionError(f"failed parsing timestamp {stamp}: {error}") from None
+    return {
+        "level": _KLOG_LEVELS[level],
+        "timestamp": timestamp,
+        "id": int(groups[names["id"]]),  # type: ignore[arg-type]
+        "file": groups[names["file"]],
+        "line": int(groups[names["line"]]),  # type: ignore[arg-type]
+        "message": groups[names["message"]],
+    }
 
 
 def _parse_time(text: str, fmt: str) -> Timestamp:
