@@ -123,7 +123,7 @@ def test_start_tests_take_what_hypothesis_makes_from_each_start_rule(pattern: st
 def test_blank_class_holds_every_rule_that_takes_an_indented_start() -> None:
     machine = language_machine(AUTO)
     for line in [" NoMethodError (undefined method `x' for nil):", "  + Exception Group Traceback (most recent call last):",
-                 "    java.lang.IllegalStateException: x"]:
+                 "    java.lang.IllegalStateException: x", '  File "<stdin>", line 1']:
         assert machine.start(line) is not None, line
 
 
