@@ -117,6 +117,10 @@ PYTHON_PROGRAMS = {
     "during_handling": "try:\n    int('x')\nexcept ValueError:\n    None.attr\n",
     "exception_group": "raise ExceptionGroup('many', [ValueError(1), TypeError(2)])\n",
     "syntax_error": "compile('def f(:\\n  pass', 'mod.py', 'exec')\n",
+    # errors in the script's own code: reported without a traceback
+    "syntax_error_in_script": "while True print('x')\n",
+    "indentation_error_in_script": "x = 1\n    y = 2\n",
+    "tab_error_in_script": "if True:\n        x = 1\n\ty = 2\n",
     "recursion": "def f(n):\n    return f(n + 1)\nf(0)\n",
 }
 
@@ -167,6 +171,25 @@ Promise.reject(new RangeError('out of range'));
 """
 
 
+NODE_VM_PROGRAM = """
+const vm = require('vm');
+vm.runInNewContext("let a = 1;\\nfoo.bar(a);\\n");
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
+def test_node_uncaught_errors_of_vm_and_eval_code_written_by_node(tmp_path: Path) -> None:
+    """The header names the code's place: "evalmachine.<anonymous>:2" (vm), "[eval]:1" (node -e)."""
+    script = tmp_path / "vm.js"
+    script.write_text(NODE_VM_PROGRAM)
+    for args in (["node", str(script)], ["node", "-e", "undefinedFn()"]):
+        result = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        trace = result.stderr.rstrip("\n")
+        assert result.returncode == 1 and "\n    at " in trace, trace
+        out = run(grouper(), interleave(trace.split("\n")))
+        assert [e.message for e in out if e.stream == "stderr"] == ["service starting", trace, "request finished"]
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="no node on this machine")
 def test_node_traces_written_by_node(tmp_path: Path) -> None:
     script = tmp_path / "app.js"
@@ -215,6 +238,93 @@ def test_pieces_of_node_dotnet_and_rake_reports_out_of_place_are_themselves() ->
         assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
 
 
+#: ASP.NET Core's console logger: its line, then the exception indented
+ASPNET_FAIL = ["fail: Microsoft.AspNetCore.Diagnostics.DeveloperExceptionPageMiddleware[1]",
+               "      An unhandled exception has occurred while executing the request.",
+               "      System.InvalidOperationException: boom", "         at Web.Program.Main()"]
+
+
+def test_a_dotnet_message_after_a_blank_line_joins_only_if_a_frame_follows_within_three_lines() -> None:
+    """Npgsql's "23503: x", "", "DETAIL: y" (a header's message that goes on after a blank line): the blank
+    line and up to three lines after it join when a frame (an inner exception, ...) follows; a trace
+    followed by a blank line and another line keeps neither, nor does a header whose frame comes too late."""
+    npgsql = real_trace("dotnet_npgsql_exception_data.txt")
+    header = "Npgsql.PostgresException (0x80004005): 42P01: relation \"orders\" does not exist"
+    frame = "   at Npgsql.Internal.NpgsqlConnector.ReadMessageLong(Boolean async)"
+    thrown = [header, "", "POSITION: 15", frame, "   at Shop.Program.Main()"]
+    lines = [*npgsql, "", "Process finished with exit code -532,462,766.",
+             *thrown, "", "next request",
+             header, "", "DETAIL: a", "b", "c", "d", frame,  # four lines after the blank: too many
+             header, "", "DETAIL: a", "GET / 200",  # no frame follows
+             header, "", "java.io.IOException: disk full", "\tat x.Y.z(Y.java:1)",  # the next trace's header
+             header, "", *ASPNET_FAIL]  # an indented line is no line of the message
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "\n".join(npgsql), "", "Process finished with exit code -532,462,766.",
+            "\n".join(thrown), "", "next request",
+            header, "", "DETAIL: a", "b", "c", "d", frame,
+            header, "", "DETAIL: a", "GET / 200",
+            header, "", "\n".join(["java.io.IOException: disk full", "\tat x.Y.z(Y.java:1)"]),
+            header, "", *ASPNET_FAIL[:2], "\n".join(ASPNET_FAIL[2:])], batch
+
+
+def test_npgsql_exception_data_joins_only_after_its_header_line() -> None:
+    """"  Exception data:" and its "    Key: value" lines after a frame; an indented line of another shape
+    after them (a YAML dump's) ends the trace, and the same lines out of place are themselves."""
+    trace = ["Npgsql.PostgresException (0x80004005): 23505: duplicate key value violates unique constraint \"pk\"",
+             "   at Npgsql.Internal.NpgsqlConnector.ReadMessageLong(Boolean async)", "  Exception data:",
+             "    Severity: ERROR", "    SqlState: 23505", "    ConstraintName: pk"]
+    lines = [*trace, "    port: 8080", "  Exception data:", "    Severity: ERROR", "done"]
+    for batch in (None, 1, 3):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "\n".join(trace), "    port: 8080", "  Exception data:", "    Severity: ERROR", "done"], batch
+
+
+MONO_OUTPUT = [  # Mono 6.8 (Debian), an uncaught exception: the report, then the runtime's log line of it
+    "Unhandled Exception:",
+    "System.IndexOutOfRangeException: Index was outside the bounds of the array.",
+    "  at Program.Main () [0x00007] in <6107a5064f4f4f9a93ff705165d69371>:0 ",
+    "[ERROR] FATAL UNHANDLED EXCEPTION: System.IndexOutOfRangeException: Index was outside the bounds of the array.",
+    "  at Program.Main () [0x00007] in <6107a5064f4f4f9a93ff705165d69371>:0 ",
+]
+
+
+def test_mono_unhandled_exception_line_joins_only_a_header_and_its_frames() -> None:
+    lines = ["", *MONO_OUTPUT, "Unhandled Exception:", "GET / 200", "Unhandled Exception:",
+             "System.Exception: boom", "GET / 200", "Unhandled Exception:", "", "System.Exception: boom"]
+    for batch in (None, 1, 2, 3):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "", "\n".join(MONO_OUTPUT[:3]), "\n".join(MONO_OUTPUT[3:]), "Unhandled Exception:", "GET / 200",
+            "Unhandled Exception:", "System.Exception: boom", "GET / 200", "Unhandled Exception:", "",
+            "System.Exception: boom"], batch
+
+
+def test_pieces_of_uncaught_headers_and_syntax_error_reports_out_of_place_are_themselves() -> None:
+    """A Node header without its caret, a Python SyntaxError report without its error line, a ruby
+    did_you_mean line without an error before it: every line is its own record."""
+    lines = ["evalmachine.<anonymous>:3", "foo.bar(a);", "cache warm", "[eval]:1", "", "ReferenceError: x",
+             '  File "/app/x.py", line 3', "    def f(:", "          ^", "GET / 200",
+             '  File "/app/x.py", line 3', "    y = 2", "done",
+             '  File "/app/x.py", line 3, in f', "SyntaxError: invalid syntax",  # a traceback's frame: no report
+             "Did you mean?  String", "               Strings", "worker started"]
+    for batch in (None, 1, 3):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
+
+
+def test_ruby_did_you_mean_and_its_suggestions_join_the_error_before_them() -> None:
+    """did_you_mean's lines go with the error (after its first line or error_highlight's carets), with or
+    without frames after them; a line indented as a suggestion after the frames does not, nor do a blank
+    line and an unindented line after a trace without the carets that would make it error_highlight's."""
+    error = ["-e:1:in `<main>': uninitialized constant Strng (NameError)", "Did you mean?  String",
+             "               Strings"]
+    highlighted = real_trace("ruby_did_you_mean_after_highlight.txt")
+    lines = [*error, "GET / 200", *highlighted, "               Strings", *error[:1], "", "Strng.new", "done"]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            "\n".join(error), "GET / 200", "\n".join(highlighted), "               Strings", error[0], "",
+            "Strng.new", "done"], batch
+
+
 def test_a_log_line_joins_the_exception_it_logged_only_if_at_follows_within_two_lines() -> None:
     logged = "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"
     short = real_trace("java_npe_helpful.txt")  # the header, then "at"
@@ -261,7 +371,11 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    " ActionController::RoutingError (No route matches [GET] \"/x\"):", "node:fs:573",
                    "rake aborted!", "Require stack:", "- /app/index.js", "V8 errors stack trace", "<---",
                    " ---> (Inner Exception #1) System.Exception: x", "Tasks: TOP => db:migrate",
-                   "16:15:13.201 [main] ERROR c.x.Daemon - crashing!"]
+                   "16:15:13.201 [main] ERROR c.x.Daemon - crashing!", "Unhandled Exception:",
+                   "evalmachine.<anonymous>:3", "[eval]:1", '  File "/app/x.py", line 3', "    y = 2", "   ^",
+                   "SyntaxError: invalid syntax", "Did you mean?  String", "               Strings",
+                   "  Exception data:", "    SqlState: 23503", "DETAIL: Key (id)=(1) already exists.",
+                   "   --- End of inner exception stack trace ---"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

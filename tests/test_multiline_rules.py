@@ -123,7 +123,7 @@ def test_start_tests_take_what_hypothesis_makes_from_each_start_rule(pattern: st
 def test_blank_class_holds_every_rule_that_takes_an_indented_start() -> None:
     machine = language_machine(AUTO)
     for line in [" NoMethodError (undefined method `x' for nil):", "  + Exception Group Traceback (most recent call last):",
-                 "    java.lang.IllegalStateException: x"]:
+                 "    java.lang.IllegalStateException: x", '  File "<stdin>", line 1']:
         assert machine.start(line) is not None, line
 
 
@@ -216,3 +216,18 @@ def test_a_set_of_states_not_compiled_steps_and_loops_as_its_compiled_regexes_wo
                 assert (same(line) is not None) == (compiled(line) is not None), (active, line)  # type: ignore[misc]
                 compared += 1
     assert compared > 500
+
+
+def test_reachable_leaves_out_what_no_line_can_do() -> None:
+    """Two rules anchored at the line's start whose first characters differ never take one line: their
+    targets together are no set a step can give (fewer regexes compiled with the machine)."""
+    from logagent.parsers.multiline_machine import Machine, Rule, compile_builtin
+
+    def rule(pattern: str, target: int) -> Rule:
+        return Rule(compile_builtin(pattern), target, pattern=pattern)
+
+    states = [[rule(r"^x", 2)], [rule(r"^y", 3), rule(r"z", 4)], [], [], []]
+    found = set(Machine([], states, lead=None).reachable([(0, 1)]))
+    assert found == {(0, 1), (2,), (3,), (4,), (2, 4)}  # "z" is searched anywhere: it may be in an "x..." line
+    blank = [[rule(r"^\s+at \S", 1)], [rule(r"^\s*$", 2)], [], []]
+    assert (1, 2) in Machine([], blank, lead=None).reachable([(0, 1)])  # both may begin with a space

@@ -25,7 +25,12 @@ from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Literal
 
-from logagent.parsers.multiline_prefilter import BLANK_FIRST, anchored_first_characters, first_characters
+from logagent.parsers.multiline_prefilter import (
+    BLANK_FIRST,
+    anchored_first_characters,
+    first_characters,
+    may_begin_with_space,
+)
 from logagent.parsers.multiline_starts import Active, StartTest
 from logagent.user_regex import RegexError, compile_regex
 
@@ -136,14 +141,31 @@ class Machine:
 
         A state's line is taken by one of its rules or by none, so the sets a step can give are the
         targets of every such choice per state (in the states' order, once each); ``prepare`` on them
-        leaves no regex to compile while lines wait."""
+        leaves no regex to compile while lines wait. A choice no line can make is left out: rules
+        anchored at the line's start whose first characters have none in common never take the same
+        line (a Java "Caused by: " and a .NET "  Exception data:"). A set left out that a line does reach
+        after all is still stepped correctly, state by state (``step``)."""
+        options: dict[int, list[tuple[int | None, frozenset[str] | None]]] = {}
+        for state in {state for active in sets for state in active} | {
+                rule.target for rules in self.states for rule in rules if rule.target != DONE}:
+            firsts: dict[int, frozenset[str] | None] = {}
+            for rule in self.states[state]:
+                own = _line_firsts(rule)
+                known = firsts.get(rule.target, frozenset())
+                firsts[rule.target] = None if own is None or known is None else known | own
+            options[state] = [(None, None), *firsts.items()]
         found = dict.fromkeys(sets)
         todo = list(found)
         while todo:
             active = todo.pop()
-            choices = [(None, *dict.fromkeys(rule.target for rule in self.states[state])) for state in active]
-            for choice in product(*choices):
-                after = tuple(dict.fromkeys(target for target in choice if target is not None and target != DONE))
+            for choice in product(*(options[state] for state in active)):
+                common: frozenset[str] | None = None
+                for target, firsts_of in choice:
+                    if target is not None and firsts_of is not None:
+                        common = firsts_of if common is None else common & firsts_of
+                if common is not None and not common:
+                    continue
+                after = tuple(dict.fromkeys(target for target, _ in choice if target is not None and target != DONE))
                 if after and after not in found:
                     found[after] = None
                     todo.append(after)
@@ -253,6 +275,16 @@ class Machine:
     def _compile_loop(self, active: Active) -> Search | None:
         parts = [_self_loop(self.states[state], state) for state in active]
         return re.compile("".join(f"(?={part})" for part in parts)).match if all(parts) and active else None
+
+
+def _line_firsts(rule: Rule) -> frozenset[str] | None:
+    """The first characters (``line[:1]``) of the lines ``rule`` takes, or None when any may be."""
+    if rule.negate or rule.pattern is None:
+        return None
+    firsts = anchored_first_characters(rule.pattern)
+    if firsts is None:
+        return None
+    return firsts | BLANK_FIRST if may_begin_with_space(rule.pattern) else firsts
 
 
 def _all_of(searches: list[Search]) -> Search:

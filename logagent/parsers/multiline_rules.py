@@ -31,12 +31,15 @@ END = "<done>"
 
 _BLANK = r"^\s*$"
 #: "java.lang.IllegalStateException: x", "TypeError: x", "Error [ERR_X]: x",
-#: 'Exception in thread "main" java.lang.StackOverflowError', "System.FormatException: x"
-_EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)"
+#: 'Exception in thread "main" java.lang.StackOverflowError', "System.FormatException: x", and .NET's
+#: ExternalException (a DbException, a Win32Exception) with its HRESULT: "Npgsql.NpgsqlException (0x80004005): x"
+_EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\]| \(0x[0-9A-F]{8}\))?(?::\s|:?$)"
 #: a line that begins with an exception's name, as a trace's first line does ("java.io.IOException: x",
 #: "TypeError: x", 'Exception in thread "main" ...'): a line of a message never does
 _EXCEPTION_FIRST = (
-    r"^(?:\{ )?(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\])?(?::\s|:?$)|Exception in thread |Unhandled [eE]xception[.:] )"
+    r"^(?:\{ )?(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\]| \(0x[0-9A-F]{8}\))?(?::\s|:?$)"
+    r"|Exception in thread "
+    r"|Unhandled [eE]xception(?:[.:] |:$))"
 )
 #: a line that begins with a log line's time ("2015-07-09 15:23:29", "Jul 09, 2015 3:23:29 PM",
 #: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
@@ -60,18 +63,39 @@ _NODE_FRAMES = [
     (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
     (_BLANK, "tail", TENTATIVE),
 ]
+#: what follows a .NET exception's header (the trace's first line, or an inner exception's " ---> X: y")
+#: and its frames, but a blank line
+_DOTNET_NEXT = [
+    (_AT_FRAME, "frames"),
+    (r"^\s*---> .*<---$", "closed"),  # an inner exception without a stack trace
+    (r"^\s*---> \S", "header"),  # an inner exception
+    (r"^\s*--- End of .*---<---$", "closed"),
+    (r"^\s*--- End of .*---$", "frames"),
+]
+#: what a line of a .NET exception's message after a blank line never is: indented (as the lines of the
+#: next error that ASP.NET Core's console logger prints after its "fail: ..." line), empty, or a new
+#: trace's (a log line's) first line
+_NOT_DOTNET_MESSAGE = rf"^\s|^$|{_NOT_MESSAGE}"
 #: what follows a .NET frame. AggregateException: after its own stack trace, its inner exceptions, each
 #: " ---> (Inner Exception #1) X: y", its frames and "<---" after the last line, a blank line between them
 _DOTNET_FRAMES = [
-    (_AT_FRAME, "frames"),
-    (r"^\s*---> .*<---$", "closed"),  # an inner exception without a stack trace
-    (r"^\s*---> \S", "frames"),  # an inner exception
-    (r"^\s*--- End of .*---<---$", "closed"),
-    (r"^\s*--- End of .*---$", "frames"),
+    *_DOTNET_NEXT,
+    # Npgsql's PostgresException prints its fields after its frames: "  Exception data:", "    SqlState: 23503"
+    (r"^  Exception data:$", "data"),
     (_BLANK, "inner", TENTATIVE),
 ]
+#: the line Python ends its report of a SyntaxError in the code run with
+_SYNTAX_ERROR = r"^(?:SyntaxError|IndentationError|TabError): "
 #: a ruby frame: "app/models/x.rb:3:in `f'", "actionpack (5.1.4) lib/x.rb:63:in 'call'"
 _RUBY_FRAME = r"^\s+(?:from )?\S.*:\d+:in [`']"
+#: what follows a ruby frame (and an error's first line)
+_RUBY_FRAMES = [
+    (_RUBY_FRAME, "frames"),
+    (r"^\s+from \S+:\d+$", "frames"),  # Ruby 1.8's top frame: "from x.rb:50"
+    (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
+    (_BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
+]
+_DID_YOU_MEAN = r"^Did you mean\?  \S"
 #: the first line of rake's report of a task's error (``rails db:migrate`` runs rake as "rails")
 _RAKE_ABORTED = r"^(?:rake|rails) aborted!$"
 #: what ends the message of a task's error in rake's (and ``rails db:migrate``'s) report: its first frame
@@ -161,6 +185,9 @@ LANGUAGES: dict[str, Language] = {
         [
             (r"^Traceback \(most recent call last\):$", "first"),
             (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "first"),
+            # a SyntaxError (IndentationError, TabError) in the code run, reported without a traceback:
+            # '  File "x.py", line 1', the source line, a caret line, "SyntaxError: invalid syntax"
+            (r'^  File "[^"]*", line \d+$', "syntax", 0),
         ],
         {
             "first": [(r'^\s+(?:File "|\| )', "traceback")],  # a traceback has a frame before its exception line
@@ -182,6 +209,10 @@ LANGUAGES: dict[str, Language] = {
                 ),
             ],
             "chained": [(_BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "first")],
+            # its lines join only with the error's (IndentationError "unexpected indent" has no caret)
+            "syntax": [(_SYNTAX_ERROR, END), (r"^\s+\S", "syntax_source", TENTATIVE)],
+            "syntax_source": [(_SYNTAX_ERROR, END), (r"^\s*\^+\s*$", "syntax_caret", TENTATIVE)],
+            "syntax_caret": [(_SYNTAX_ERROR, END)],
         },
         1,  # "Traceback ...", then a frame
         indented=r'File "|\| ',  # '  File "app.py", line 1', an exception group's "  |   File ..."
@@ -224,7 +255,7 @@ LANGUAGES: dict[str, Language] = {
     "ruby": Language(
         [
             # /app/calc.rb:2:in `/': divided by 0 (ZeroDivisionError)   (also 'Integer#/' since 3.4)
-            (r"^\S.*:\d+:in [`'][^`']*': ", "frames"),
+            (r"^\S.*:\d+:in [`'][^`']*': ", "header"),
             # Rails: "ZeroDivisionError (divided by 0):", " NoMethodError (undefined method ...):"
             (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
             # Ruby 1.8: "x.rb:52: undefined method `errors' for nil:NilClass (NoMethodError)"
@@ -236,14 +267,14 @@ LANGUAGES: dict[str, Language] = {
             (_RAKE_ABORTED, "rake0", 0),
         ],
         {
-            "frames": [
-                (_RUBY_FRAME, "frames"),
-                (r"^\s+from \S+:\d+$", "frames"),  # Ruby 1.8's top frame: "from x.rb:50"
-                (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
-                (_BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
-            ],
-            "highlight": [(r"^\s+\S", "source", TENTATIVE)],
-            "source": [(r"^\s*\^+\s*$", "frames")],
+            # did_you_mean's suggestions after the message (and after error_highlight's carets): "Did you mean?  x",
+            # each further one on a line of its own under the first
+            "header": [(_DID_YOU_MEAN, "suggestions"), *_RUBY_FRAMES],
+            "suggestions": [(r"^ {15}\S", "suggestions"), *_RUBY_FRAMES],
+            "frames": _RUBY_FRAMES,
+            # the source line as it is in the file (not indented at the top level), if carets follow
+            "highlight": [(r"^\s*\S", "source", TENTATIVE)],
+            "source": [(r"^\s*\^+\s*$", "header")],
             "rails": [(_BLANK, "rails", TENTATIVE), (_RUBY_FRAME, "frames")],
             "oldest": [(r"^\s+\d+: from \S", "reversed")],  # a frame at least, then the error
             "reversed": [
@@ -265,12 +296,15 @@ LANGUAGES: dict[str, Language] = {
         # frames: "from x.rb:3:in ...", Ruby 2.5's "2: from ...", a Rails error's "app/x.rb:69:in 'f'"
         # (a path without spaces or colons: an ordinary line is turned down at once)
         indented=r"from \S|\d+: from \S|[^\s:]+:\d+:in [`']",
-        marks=r"(?:rake|rails) aborted!$",  # its frames are not indented: the first line is marked
+        # rake's frames are not indented: its first line is marked; so is did_you_mean's line, which may
+        # follow an error without frames
+        marks=r"(?:rake|rails) aborted!$|Did you mean\?  ",
     ),
     "nodejs": Language(
         [
-            # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error
-            (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+):\d+$", "header"),
+            # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error; code
+            # run by the vm module ("evalmachine.<anonymous>:3") or by "node -e" ("[eval]:1", "file:///x/[eval1]:1")
+            (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+|evalmachine\.<anonymous>|\S*\[eval\d*\]):\d+$", "header"),
             (_EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
             (_V8_HEADER, "frames", 1),
             # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
@@ -296,17 +330,34 @@ LANGUAGES: dict[str, Language] = {
         indented=r"\^|at \S|eval at \S",
     ),
     "dotnet": Language(
-        [(r"^Unhandled [eE]xception\. ", "frames"), (_EXCEPTION, "frames")],
+        [
+            (r"^Unhandled [eE]xception\. ", "header"),
+            (_EXCEPTION, "header"),
+            # Mono: "Unhandled Exception:" alone, then the exception's header, then its frames
+            (r"^Unhandled Exception:$", "unhandled", 2),
+        ],
         {
+            # a message that goes on after a blank line (Npgsql's "23503: x", "", "DETAIL: y"): up to three
+            # lines, not indented, held until a frame (or an inner exception, ...) follows
+            "header": [*_DOTNET_NEXT, (_BLANK, "gap", TENTATIVE)],
+            "gap": [*_DOTNET_NEXT, (_NOT_DOTNET_MESSAGE, "message0", TENTATIVE, NOT)],
+            **_message_lines("message", 3, _DOTNET_NEXT, (_NOT_DOTNET_MESSAGE, NOT)),
             "frames": _DOTNET_FRAMES,
             # an inner exception that is an AggregateException ends with its own last inner one's "<---", then
             # a line "<---" of its own
             "closed": [(r"^\s*<---$", "frames"), *_DOTNET_FRAMES],
-            "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "frames")],
+            "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "header")],
+            # "    Severity: ERROR", ... (the last one of an AggregateException's inner exception ends in "<---")
+            "data": [(r"^    [A-Z][A-Za-z]*: .*<---$", "closed"), (r"^    [A-Z][A-Za-z]*: ", "data"), *_DOTNET_FRAMES],
+            # the header on the next line is held until a frame (or an inner exception) follows
+            "unhandled": [(_EXCEPTION_FIRST, "unhandled_header", TENTATIVE)],
+            "unhandled_header": [(_AT_FRAME, "frames"), (r"^\s*---> \S", "header")],
         },
         1,
-        marks=r"---> \S",
-        indented=r"at \S|---> \S",
+        # "--- End of inner exception stack trace ---" may follow a header directly (an inner exception
+        # never thrown)
+        marks=r"---> \S|--- End of ",
+        indented=r"at \S|---> \S|--- End of ",
     ),
     "php": Language(
         [
