@@ -196,13 +196,16 @@ class LineParser:
         pending = self._merger.pending
         slow = self._slow_event
         streams = _STR_STREAMS
+        slow_before = self._slow_events
         events = [
             LogEvent(message, streams[stream], timestamp, ctx)
             if timestamp and not pending
             else slow(f"{timestamp} {stream} F {message}" if timestamp else other, ctx)
             for timestamp, stream, message, other in every
         ]
-        if None in events:
+        # only a line of the slow path can leave no record (a fragment): no search of a whole block for
+        # None, which compares every record (a Struct) with it
+        if self._slow_events != slow_before and None in events:
             events = [event for event in events if event is not None]
         return events
 
