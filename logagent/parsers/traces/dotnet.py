@@ -1,0 +1,68 @@
+""".NET: exceptions, inner exceptions, AggregateException, async frames, Mono, Npgsql's Exception data."""
+
+from __future__ import annotations
+
+from logagent.parsers.traces.shapes import (
+    AT_FRAME,
+    BLANK,
+    EXCEPTION,
+    EXCEPTION_FIRST,
+    Language,
+    NOT,
+    NOT_MESSAGE,
+    TENTATIVE,
+    message_lines,
+)
+
+#: what follows a .NET exception's header (the trace's first line, or an inner exception's " ---> X: y")
+#: and its frames, but a blank line
+_DOTNET_NEXT = [
+    (AT_FRAME, "frames"),
+    (r"^\s*---> .*<---$", "closed"),  # an inner exception without a stack trace
+    (r"^\s*---> \S", "header"),  # an inner exception
+    (r"^\s*--- End of .*---<---$", "closed"),
+    (r"^\s*--- End of .*---$", "frames"),
+]
+#: what a line of a .NET exception's message after a blank line never is: indented (as the lines of the
+#: next error that ASP.NET Core's console logger prints after its "fail: ..." line), empty, or a new
+#: trace's (a log line's) first line
+_NOT_DOTNET_MESSAGE = rf"^\s|^$|{NOT_MESSAGE}"
+#: what follows a .NET frame. AggregateException: after its own stack trace, its inner exceptions, each
+#: " ---> (Inner Exception #1) X: y", its frames and "<---" after the last line, a blank line between them
+_DOTNET_FRAMES = [
+    *_DOTNET_NEXT,
+    # Npgsql's PostgresException prints its fields after its frames: "  Exception data:", "    SqlState: 23503"
+    (r"^  Exception data:$", "data"),
+    (BLANK, "inner", TENTATIVE),
+]
+
+LANGUAGE = Language(
+    [
+        (r"^Unhandled [eE]xception\. ", "header"),
+        (EXCEPTION, "header"),
+        # Mono: "Unhandled Exception:" alone, then the exception's header, then its frames
+        (r"^Unhandled Exception:$", "unhandled", 2),
+    ],
+    {
+        # a message that goes on after a blank line (Npgsql's "23503: x", "", "DETAIL: y"): up to three
+        # lines, not indented, held until a frame (or an inner exception, ...) follows
+        "header": [*_DOTNET_NEXT, (BLANK, "gap", TENTATIVE)],
+        "gap": [*_DOTNET_NEXT, (_NOT_DOTNET_MESSAGE, "message0", TENTATIVE, NOT)],
+        **message_lines("message", 3, _DOTNET_NEXT, (_NOT_DOTNET_MESSAGE, NOT)),
+        "frames": _DOTNET_FRAMES,
+        # an inner exception that is an AggregateException ends with its own last inner one's "<---", then
+        # a line "<---" of its own
+        "closed": [(r"^\s*<---$", "frames"), *_DOTNET_FRAMES],
+        "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "header")],
+        # "    Severity: ERROR", ... (the last one of an AggregateException's inner exception ends in "<---")
+        "data": [(r"^    [A-Z][A-Za-z]*: .*<---$", "closed"), (r"^    [A-Z][A-Za-z]*: ", "data"), *_DOTNET_FRAMES],
+        # the header on the next line is held until a frame (or an inner exception) follows
+        "unhandled": [(EXCEPTION_FIRST, "unhandled_header", TENTATIVE)],
+        "unhandled_header": [(AT_FRAME, "frames"), (r"^\s*---> \S", "header")],
+    },
+    1,
+    # "--- End of inner exception stack trace ---" may follow a header directly (an inner exception
+    # never thrown)
+    marks=r"---> \S|--- End of ",
+    indented=r"at \S|---> \S|--- End of ",
+)

@@ -1,0 +1,45 @@
+"""Node.js and V8: errors and their frames, an uncaught exception's source header, error properties, Require stack."""
+
+from __future__ import annotations
+
+from logagent.parsers.traces.shapes import AT_FRAME, BLANK, END, EXCEPTION, Language, TENTATIVE, V8_HEADER
+
+#: what follows a Node.js error's frame
+_NODE_FRAMES = [
+    (r"^\s+at .* \{$", "properties"),  # error properties follow: "  code: 'ENOENT'" ... "}"
+    (AT_FRAME, "frames"),
+    # an EventEmitter's 'error': where it was emitted ("Emitted 'error' event on Server instance at:")
+    (r"^Emitted '[^']+' event(?: on .+)? at:$", "frames"),
+    (r"^\s+\.\.\. \d+ lines? matching cause stack trace \.\.\.$", "frames"),
+    (BLANK, "tail", TENTATIVE),
+]
+
+LANGUAGE = Language(
+    [
+        # an uncaught exception: "/app/server.js:12", the source line, a caret, a blank, the error; code
+        # run by the vm module ("evalmachine.<anonymous>:3") or by "node -e" ("[eval]:1", "file:///x/[eval1]:1")
+        (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+|evalmachine\.<anonymous>|\S*\[eval\d*\]):\d+$", "header"),
+        (EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
+        (V8_HEADER, "frames", 1),
+        # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
+        (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
+    ],
+    {
+        "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
+        "source": [(r"^\s*\^+\s*$", "caret")],
+        # the error; a message without its name too (an object thrown, a library's own message)
+        "caret": [(BLANK, "caret", TENTATIVE), (EXCEPTION, "error"), (r"^\S", "thrown", TENTATIVE)],
+        "thrown": [(AT_FRAME, "frames")],
+        # a module not found: "Require stack:", "- /app/index.js" per requiring module, then the frames
+        "error": [(r"^Require stack:$", "required"), *_NODE_FRAMES],
+        "required": [(r"^- \S", "required"), (AT_FRAME, "frames")],
+        "frames": _NODE_FRAMES,
+        "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
+        "inspected": [(AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
+        "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
+        "tail": [(BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
+    },
+    2,  # "file.js:N", the source line, then a caret
+    marks=r"\^|Require stack:$",  # "Error: Cannot find module 'x'", then "Require stack:"
+    indented=r"\^|at \S|eval at \S",
+)

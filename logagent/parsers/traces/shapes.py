@@ -1,0 +1,72 @@
+"""What the trace tables share: the ``Language`` record, its rule markers, and the shapes of lines
+several runtimes print (an exception's header, an ``at`` frame, a log line's time)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+TENTATIVE = "tentative"
+#: a rule that takes the lines its regex does not match
+NOT = "not"
+END = "<done>"
+
+BLANK = r"^\s*$"
+#: "java.lang.IllegalStateException: x", "TypeError: x", "Error [ERR_X]: x",
+#: 'Exception in thread "main" java.lang.StackOverflowError', "System.FormatException: x", and .NET's
+#: ExternalException (a DbException, a Win32Exception) with its HRESULT: "Npgsql.NpgsqlException (0x80004005): x"
+EXCEPTION = r"(?:Exception|Error|Throwable)(?: \[[\w.-]+\]| \(0x[0-9A-F]{8}\))?(?::\s|:?$)"
+#: a line that begins with an exception's name, as a trace's first line does ("java.io.IOException: x",
+#: "TypeError: x", 'Exception in thread "main" ...'): a line of a message never does
+EXCEPTION_FIRST = (
+    r"^(?:\{ )?(?:[\w$.]*(?:Exception|Error|Throwable)(?: \[[\w.-]+\]| \(0x[0-9A-F]{8}\))?(?::\s|:?$)"
+    r"|Exception in thread "
+    r"|Unhandled [eE]xception(?:[.:] |:$))"
+)
+#: a line that begins with a log line's time ("2015-07-09 15:23:29", "Jul 09, 2015 3:23:29 PM",
+#: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
+TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, \d{4} |\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d)"
+#: the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start (a JS trace follows)
+V8_HEADER = r"^V8 errors stack trace$"
+#: what a line of a Java exception's message never is
+NOT_MESSAGE = f"{EXCEPTION_FIRST}|{TIMESTAMP_FIRST}|{V8_HEADER}"
+#: a log line of level ERROR or WARN that may be followed by the exception it logged, as logback's and Spring
+#: Boot's default layouts print it: "16:15:13.201 [main] ERROR c.x.Daemon - crashing!",
+#: "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed"
+LOGGED = r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?(?:ERROR|WARN) "
+#: JVM, V8 (``eval at``), .NET frames
+AT_FRAME = r"^\s+(?:eval )?at \S"
+
+
+class Language(NamedTuple):
+    """One runtime's traces as data."""
+
+    #: (regex, state) rules a line may start a trace with; a third item, a
+    #: number, is that rule's own ``lead`` when smaller than the language's
+    starts: list[tuple[Any, ...]]
+    #: state -> the rules a following line may match
+    states: dict[str, list[tuple[str, ...]]]
+    #: a trace of two lines or more has a *marked* line (empty or blank, or
+    #: matching ``marks``) among its first ``lead + 1`` lines (see Machine.lead):
+    #: the fast path relies on it, and the rules are written to keep to it
+    lead: int
+    #: an RE2 regex of the beginnings of the marked lines that are not indented
+    #: ("#0 " of PHP and Dart frames, a Rust panic's "thread '", "goroutine 1 [")
+    marks: str = ""
+    #: an RE2 regex of what follows the indentation of the marked indented lines,
+    #: the language's frames ("at ", 'File "', "from "). Ordinary indented
+    #: lines (YAML, pretty JSON) are not marked, so they cost nothing
+    indented: str = ""
+
+
+def message_lines(
+    prefix: str, count: int, then: list[tuple[str, ...]], line: tuple[str, ...] = (r"",)
+) -> dict[str, list[tuple[str, ...]]]:
+    """``count`` states for the lines of a message before ``then``: each line is held as tentative.
+
+    ``line``: the rule (its regex, and ``NOT`` if the lines it does not match are meant) of such a line.
+    """
+    states: dict[str, list[tuple[str, ...]]] = {}
+    for number in range(count):
+        following = f"{prefix}{number + 1}" if number + 1 < count else None
+        states[f"{prefix}{number}"] = then + ([(line[0], following, TENTATIVE, *line[1:])] if following else [])
+    return states
