@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import random
 
 from logagent.event import FileContext
@@ -181,7 +183,7 @@ def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_
     # its class spells whitespace out instead of "\s": every character must land where "\s" puts it
     from logagent.parsers.line_parser import _plain_line_regex
 
-    marks = r"[^\S\n]++(?:$|at \S)|$|#|\^|thread '"
+    marks = r"[^\S\n]++(?:$|at \S)|$|#|\^|thread '|goroutine \d"
     regex = _plain_line_regex(marks)
     assert regex is not None
     for code in [*range(0x3100), 0xFEFF, 0x10FFFF]:
@@ -191,4 +193,21 @@ def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_
         found = regex.findall(f"{TS} stdout F {char}x")
         assert len(found) == 1
         plain = found[0][2] == f"{char}x"
-        assert plain is not (char.isspace() or char in "#^t"), hex(code)
+        assert plain is not (char.isspace() or char in "#^"), hex(code)
+
+
+@pytest.mark.parametrize(
+    ("message", "held"),
+    [("thread 'main' panicked at src/main.rs:2:5:", True), ("goroutine 1 [running]:", True),
+     ("time=2026-12-06T10:00:00Z level=info msg=ok", False), ("thread pool resized to 8", False),
+     ("goroutines: 12", False), ("go 1.22", False), ("t", False), ("", True), ("  x", True)],
+)
+def test_a_mark_that_begins_with_a_letter_holds_only_the_lines_it_matches(message: str, held: bool) -> None:
+    # a log line that merely begins with the letter ("time=...") is not held: holding costs it ~2,400
+    # instructions (measured with callgrind), and the parser's result is the same either way
+    from logagent.parsers.line_parser import _plain_line_regex
+
+    regex = _plain_line_regex(r"[^\S\n]++(?:$|at \S)|$|#|\^|thread '|goroutine \d")
+    assert regex is not None
+    (found,) = regex.findall(f"{TS} stdout F {message}")
+    assert (found[2] != message or message == "") is held, found
