@@ -376,6 +376,19 @@ def test_rails_errors_join_frames_not_indented_only_after_the_blank_line_and_an_
         assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
 
 
+def test_a_laravel_entry_joins_its_stacktrace_and_previous_exceptions_and_no_other_entry() -> None:
+    entry = real_trace("php_laravel_monolog_stacktrace.txt")
+    chained = [*entry[:-1], "", "[previous exception] [object] (PDOException(code: 0): gone at /app/a.php:1)",
+               "[stacktrace]", "#0 /app/a.php(3): f()", "#1 {main}", entry[-1]]
+    plain = "[2025-10-09 19:10:08] production.ERROR: quota exceeded"
+    info = "[2025-10-09 19:10:08] production.INFO: started"
+    lines = [plain, *entry, info, *entry[1:], plain, "[stacktrace]", "done", plain, "", "x", *chained]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            plain, "\n".join(entry), info, *entry[1:], plain, "[stacktrace]", "done", plain, "", "x",
+            "\n".join(chained)], batch
+
+
 def real_trace(name: str) -> list[str]:
     return (TRACES / "real" / name).read_text().split("\n")[:-1]
 
@@ -422,7 +435,8 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "2022-06-01 19:37:14,799 - asyncio - ERROR - Task exception was never retrieved",
                    "    +------------------------------------", "NameError (uninitialized constant X):",
                    "app/controllers/x_controller.rb:7:in `show'", "ActionView::Template::Error (x",
-                   "  (in /app/x.coffee)):", "    3: <head>"]
+                   "  (in /app/x.coffee)):", "    3: <head>", "[2025-10-09 19:10:09] production.ERROR: x",
+                   "[stacktrace]", "#0 /app/artisan(13): handle()", '"} ']
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []
