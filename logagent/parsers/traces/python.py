@@ -17,8 +17,7 @@ _GROUP = r"^\s*\+ Exception Group Traceback \(most recent call last\):$"
 #: exception printed without logging's format ("Task exception was never retrieved")
 _LOGGED = (
     r"^(?:(?:ERROR|CRITICAL):(?: +\S|[\w.-]+:)"
-    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?: -)?(?: \[?[\w.-]+\]?(?: -)?)? \[?(?:ERROR|CRITICAL)\]?"
-    r"(?: -|:)? "
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?: -)?(?: \[?[\w.-]+\]?(?: -)?)?[ \[]{1,2}(?:ERROR|CRITICAL)[\]:\s-]"
     r"|Internal Server Error: /"
     r"|(?:Task|Future) exception was never retrieved$)"
 )
