@@ -335,6 +335,60 @@ def test_a_log_line_joins_the_exception_it_logged_only_if_at_follows_within_two_
             "\n".join([logged, *short]), logged, "\n".join(long), "done"], batch
 
 
+def test_a_python_logger_line_joins_the_traceback_only_if_of_error_level_and_right_before_it() -> None:
+    """An INFO or WARNING line before a traceback stays itself, as does an error line followed by anything but
+    a traceback's first line and a frame; the traceback is one record either way."""
+    traceback = real_trace("python_from.txt")
+    for line in ["INFO:root:retrying", "WARNING:app.db:slow query", "2024-01-02 10:00:00,123 - app - INFO - done",
+                 "[2025-05-04 03:09:16,109] INFO in app: GET /", "INFO:     127.0.0.1:5000 - \"GET / HTTP/1.1\" 200",
+                 "Bad Request: /polls/", "2024-01-02 10:00:00,123 INFO retry after ERROR - x"]:
+        for batch in (None, 1, 2):
+            assert [e.message for e in run(grouper(), events([line, *traceback]), batch=batch)] == [
+                line, "\n".join(traceback)], (line, batch)
+    logged = ["ERROR:root:sync failed", "Traceback (most recent call last):", "worker started",
+              "Task exception was never retrieved", "future: <Task finished coro=<f() done>>", "GET / 200",
+              "Internal Server Error: /polls/", "", *traceback[:1], "done"]
+    for batch in (None, 1, 2):
+        assert [e.message for e in run(grouper(), events(logged), batch=batch)] == logged, batch
+
+
+def test_a_log_line_after_an_exception_group_is_not_part_of_it() -> None:
+    """The line after a group's closing border begins the next record (an error line may join the
+    traceback after it); the border of a group inside it is followed by the group's next exception."""
+    group = real_trace("python_logged_group_siblings.txt")
+    traceback = real_trace("python_from.txt")
+    for line in ["WARNING:root:retrying in 5s", "INFO:uvicorn.access:127.0.0.1 GET / 200", "ERROR:root:again"]:
+        for batch in (None, 1, 3):
+            assert [e.message for e in run(grouper(), events([*group, line, "done"]), batch=batch)] == [
+                "\n".join(group), line, "done"], (line, batch)
+            assert [e.message for e in run(grouper(), events([*group, line, *traceback]), batch=batch)] == [
+                "\n".join(group), "\n".join([line, *traceback]) if line.startswith("ERROR") else line,
+                *([] if line.startswith("ERROR") else ["\n".join(traceback)])], (line, batch)
+
+
+def test_rails_errors_join_frames_not_indented_only_after_the_blank_line_and_an_extract_only_with_frames() -> None:
+    header = "NameError (uninitialized constant ArticlesController::Article):"
+    frame = "app/controllers/articles_controller.rb:7:in `show'"
+    lines = [header, frame, header, "  ", "Completed 500 Internal Server Error in 5ms",
+             "ActionView::Template::Error (undefined method `x'", "  for nil):", "    3: <head>", "done", "  ",
+             frame]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
+
+
+def test_a_laravel_entry_joins_its_stacktrace_and_previous_exceptions_and_no_other_entry() -> None:
+    entry = real_trace("php_laravel_monolog_stacktrace.txt")
+    chained = [*entry[:-1], "", "[previous exception] [object] (PDOException(code: 0): gone at /app/a.php:1)",
+               "[stacktrace]", "#0 /app/a.php(3): f()", "#1 {main}", entry[-1]]
+    plain = "[2025-10-09 19:10:08] production.ERROR: quota exceeded"
+    info = "[2025-10-09 19:10:08] production.INFO: started"
+    lines = [plain, *entry, info, *entry[1:], plain, "[stacktrace]", "done", plain, "", "x", *chained]
+    for batch in (None, 1, 2, 5):
+        assert [e.message for e in run(grouper(), events(lines), batch=batch)] == [
+            plain, "\n".join(entry), info, *entry[1:], plain, "[stacktrace]", "done", plain, "", "x",
+            "\n".join(chained)], batch
+
+
 def real_trace(name: str) -> list[str]:
     return (TRACES / "real" / name).read_text().split("\n")[:-1]
 
@@ -375,7 +429,14 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "evalmachine.<anonymous>:3", "[eval]:1", '  File "/app/x.py", line 3', "    y = 2", "   ^",
                    "SyntaxError: invalid syntax", "Did you mean?  String", "               Strings",
                    "  Exception data:", "    SqlState: 23503", "DETAIL: Key (id)=(1) already exists.",
-                   "   --- End of inner exception stack trace ---"]
+                   "   --- End of inner exception stack trace ---", "ERROR:root:sync failed",
+                   "ERROR:    Exception in ASGI application", "Internal Server Error: /polls/",
+                   "Task exception was never retrieved", "future: <Task finished coro=<f() done>>",
+                   "2022-06-01 19:37:14,799 - asyncio - ERROR - Task exception was never retrieved",
+                   "    +------------------------------------", "NameError (uninitialized constant X):",
+                   "app/controllers/x_controller.rb:7:in `show'", "ActionView::Template::Error (x",
+                   "  (in /app/x.coffee)):", "    3: <head>", "[2025-10-09 19:10:09] production.ERROR: x",
+                   "[stacktrace]", "#0 /app/artisan(13): handle()", '"} ']
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

@@ -1,8 +1,16 @@
-"""PHP: fatal errors with an uncaught exception, PHP 5's form, and previous exceptions."""
+"""PHP: fatal errors with an uncaught exception, PHP 5's form, previous exceptions, and Laravel's (Monolog's)
+log entry of an exception with its ``[stacktrace]``."""
 
 from __future__ import annotations
 
-from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
+from logagent.parsers.traces.shapes import BLANK, END, Language, NOT, TENTATIVE, message_lines
+
+#: Monolog's line (Laravel's log): "[2025-10-09 19:10:09] production.ERROR: msg", "[2025-10-09T19:10:09+00:00] app.INFO: x"
+_MONOLOG = r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\]]*\] [\w-]+\.[A-Z]+: "
+_MONOLOG_ERROR = r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\]]*\] [\w-]+\.(?:ERROR|CRITICAL|ALERT|EMERGENCY): "
+_STACKTRACE = r"^\[stacktrace\]$"
+#: what follows a line of the message of a Monolog entry's exception: its "[stacktrace]", then "#0"
+_TO_STACK = [(_STACKTRACE, "monolog_stack", TENTATIVE)]
 
 LANGUAGE = Language(
     [
@@ -11,6 +19,10 @@ LANGUAGE = Language(
         (r"^(?:\[[^\]]+\] )?(?:PHP )?(?:Fatal error|Parse error|Warning|Notice|Error):\s+Uncaught ", "head"),
         # PHP 5: "exception 'Exception' with message 'x' in /app/x.php:5"
         (r"^(?:\[[^\]]+\] )?(?:PHP )?exception '[^']+' with message '", "head"),
+        # Monolog's (Laravel's) entry of level ERROR or above: the message and the exception in the context
+        # ('{"exception":"[object] (X(code: 0): msg at /app/x.php:3)'), "[stacktrace]", "#0 ...", "#5 {main}",
+        # then '"} ' (the context's end); its lines join only with the frames
+        (_MONOLOG_ERROR, "monolog", 3),
     ],
     {
         "head": [(r"^(?:PHP )?Stack trace:$", "frames")],
@@ -21,6 +33,19 @@ LANGUAGE = Language(
         ],
         # a previous exception: a blank line, "Next RuntimeException: outer in ...", its stack
         "gap": [(r"^Next \S+: ", "head")],
+        # the message goes on over a line, or (once a blank line of it is past) up to twenty; not over
+        # the next entry's first line
+        "monolog": [*_TO_STACK, (BLANK, "monolog_message0", TENTATIVE), (_MONOLOG, "monolog_line", TENTATIVE, NOT)],
+        "monolog_line": [*_TO_STACK, (BLANK, "monolog_message0", TENTATIVE)],
+        **message_lines("monolog_message", 20, _TO_STACK, (_MONOLOG, NOT)),
+        "monolog_stack": [(r"^#0 \S", "monolog_frames")],
+        "monolog_frames": [
+            (r"^#\d+ \S", "monolog_frames"),
+            (r'^"[},]', END),  # '"} ', or '","user":1} ' when more of the context follows
+            # a previous exception: a blank line, "[previous exception] [object] (X(code: 0): ...", its stack
+            (BLANK, "monolog_gap", TENTATIVE),
+        ],
+        "monolog_gap": [(r"^\[previous exception\] \[object\] \(", "monolog_message0")],
     },
     2,  # the header, "Stack trace:", then "#0"
     marks=r"#",

@@ -1,4 +1,5 @@
-"""Python: tracebacks, chained ones, exception groups, and the report of a SyntaxError."""
+"""Python: tracebacks, chained ones, exception groups, the report of a SyntaxError, and the error-level
+logger line (logging's, uvicorn's, Flask's, Django's, asyncio's) right before the traceback it logged."""
 
 from __future__ import annotations
 
@@ -6,24 +7,50 @@ from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
 
 #: the line Python ends its report of a SyntaxError in the code run with
 _SYNTAX_ERROR = r"^(?:SyntaxError|IndentationError|TabError): "
+_TRACEBACK = r"^Traceback \(most recent call last\):$"
+_GROUP = r"^\s*\+ Exception Group Traceback \(most recent call last\):$"
+#: a logger's line of level ERROR or CRITICAL that the exception it logged may follow:
+#: logging's default format ("ERROR:root:msg", "ERROR:app.db:msg"), uvicorn's ("ERROR:    Exception in
+#: ASGI application"), a format that puts the time first ("2022-06-01 19:37:14,799 - asyncio - ERROR - msg",
+#: Flask's "[2025-05-04 03:09:16,109] ERROR in app: msg", "2024-01-02 10:00:00,123 [ERROR] x: msg"),
+#: Django's django.request ("Internal Server Error: /polls/"), and asyncio's own report of a task's
+#: exception printed without logging's format ("Task exception was never retrieved")
+_LOGGED = (
+    r"^(?:(?:ERROR|CRITICAL):(?: +\S|[\w.-]+:)"
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?: -)?(?: \[?[\w.-]+\]?(?: -)?)?[ \[]{1,2}(?:ERROR|CRITICAL)[\]:\s-]"
+    r"|Internal Server Error: /"
+    r"|(?:Task|Future) exception was never retrieved$)"
+)
 
 LANGUAGE = Language(
     [
-        (r"^Traceback \(most recent call last\):$", "first"),
-        (r"^\s*\+ Exception Group Traceback \(most recent call last\):$", "first"),
+        (_TRACEBACK, "first"),
+        (_GROUP, "first"),
         # a SyntaxError (IndentationError, TabError) in the code run, reported without a traceback:
         # '  File "x.py", line 1', the source line, a caret line, "SyntaxError: invalid syntax"
         (r'^  File "[^"]*", line \d+$', "syntax", 0),
+        # the logger's line, then (asyncio) "future: <Task finished ...>", "Traceback ..." and a frame
+        (_LOGGED, "logged", 3),
     ],
     {
+        # its lines join only with the traceback's first frame
+        "logged": [
+            (_TRACEBACK, "first", TENTATIVE),
+            (_GROUP, "first", TENTATIVE),
+            (r"^future: <(?:Task|Future) ", "future", TENTATIVE),
+        ],
+        "future": [(_TRACEBACK, "first", TENTATIVE), (_GROUP, "first", TENTATIVE)],
         "first": [(r'^\s+(?:File "|\| )', "traceback")],  # a traceback has a frame before its exception line
         # frames, source lines, carets and the "| " lines of exception groups are
         # indented; a new exception group's first line is not part of this one
         "traceback": [
+            (r"^\s+\+-+$", "closed"),  # an exception group's last line (of a group in it: more may follow)
             (r"^\s+(?:[^\s+]|\+[^ ]|\+ [^E])", "traceback"),
             (r"^[A-Za-z_][\w.]*:\s*$", "message"),  # "RuntimeError: " and its message on the next line
             (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
         ],
+        # after a group's last line: the next of its exceptions, or a chained traceback; not a log line
+        "closed": [(r"^\s+(?:\||\+-)", "traceback"), (BLANK, "gap", TENTATIVE)],
         "message": [(r"^\S", "raised")],
         "raised": [(BLANK, "gap", TENTATIVE)],
         "gap": [
@@ -34,7 +61,7 @@ LANGUAGE = Language(
                 "chained",
             ),
         ],
-        "chained": [(BLANK, "chained", TENTATIVE), (r"^Traceback \(most recent call last\):$", "first")],
+        "chained": [(BLANK, "chained", TENTATIVE), (_TRACEBACK, "first"), (_GROUP, "first")],
         # its lines join only with the error's (IndentationError "unexpected indent" has no caret)
         "syntax": [(_SYNTAX_ERROR, END), (r"^\s+\S", "syntax_source", TENTATIVE)],
         "syntax_source": [(_SYNTAX_ERROR, END), (r"^\s*\^+\s*$", "syntax_caret", TENTATIVE)],

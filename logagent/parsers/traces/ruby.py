@@ -14,6 +14,10 @@ _RUBY_FRAMES = [
     (r"^\s+\.\.\. \d+ levels\.\.\.$", "frames"),
     (BLANK, "highlight", TENTATIVE),  # error_highlight: a blank, the source line, carets
 ]
+#: a line of the source extract of a Rails template error: "    3: <head>"
+_EXTRACT = r"^\s+\d+: "
+#: a frame as Rails 5 and later log it, not indented
+_RAILS_FRAME = r"^\S.*:\d+:in [`']"
 _DID_YOU_MEAN = r"^Did you mean\?  \S"
 #: the first line of rake's report of a task's error (``rails db:migrate`` runs rake as "rails")
 _RAKE_ABORTED = r"^(?:rake|rails) aborted!$"
@@ -31,6 +35,9 @@ LANGUAGE = Language(
         (r"^\S.*:\d+:in [`'][^`']*': ", "header"),
         # Rails: "ZeroDivisionError (divided by 0):", " NoMethodError (undefined method ...):"
         (r"^\s*[A-Z]\w*(?:::[A-Z]\w*)* \(.*\):$", "rails"),
+        # Rails' error whose message runs over a line more or two, the last ending in "):"
+        # ("ActionView::Template::Error (Could not find ...", "  (in /app/x.coffee)):")
+        (r"^\s*(?:[A-Z]\w*::)*(?:[A-Z]\w*)?(?:Error|Exception) \(.*[^:]$", "rails_message0", 3),
         # Ruby 1.8: "x.rb:52: undefined method `errors' for nil:NilClass (NoMethodError)"
         (r"^\S+:\d+: .* \([A-Z][\w:]*(?:Error|Exception)\)$", "frames"),
         # Ruby 2.5 to 2.7 on a terminal: the oldest frame first, "\t1: from x.rb:2:in `<main>'", the error last
@@ -48,7 +55,19 @@ LANGUAGE = Language(
         # the source line as it is in the file (not indented at the top level), if carets follow
         "highlight": [(r"^\s*\S", "source", TENTATIVE)],
         "source": [(r"^\s*\^+\s*$", "header")],
-        "rails": [(BLANK, "rails", TENTATIVE), (_RUBY_FRAME, "frames")],
+        # Rails 4: a whitespace-only line, then the frames indented; Rails 5 and later: the frames not
+        # indented ("app/controllers/x_controller.rb:7:in 'show'", "actionpack (5.1.4) lib/x.rb:4:in 'f'");
+        # a template error's source extract first ("    3: <head>")
+        "rails": [(BLANK, "rails_gap", TENTATIVE), (_RUBY_FRAME, "frames"), (_EXTRACT, "extract", TENTATIVE)],
+        "rails_gap": [
+            (BLANK, "rails_gap", TENTATIVE),
+            (_RUBY_FRAME, "frames"),
+            (_EXTRACT, "extract", TENTATIVE),
+            (_RAILS_FRAME, "rails_frames"),
+        ],
+        "rails_frames": [(_RAILS_FRAME, "rails_frames")],
+        "extract": [(_EXTRACT, "extract", TENTATIVE), (BLANK, "rails_gap", TENTATIVE), (_RUBY_FRAME, "frames")],
+        **message_lines("rails_message", 2, [(r"\):$", "rails", TENTATIVE)]),
         "oldest": [(r"^\s+\d+: from \S", "reversed")],  # a frame at least, then the error
         "reversed": [
             (r"^\s+\d+: from \S", "reversed"),
@@ -68,7 +87,8 @@ LANGUAGE = Language(
     1,  # the error, then "\tfrom ..." or a blank line; "Traceback ...", then "\t2: from ..."
     # frames: "from x.rb:3:in ...", Ruby 2.5's "2: from ...", a Rails error's "app/x.rb:69:in 'f'"
     # (a path without spaces or colons: an ordinary line is turned down at once)
-    indented=r"from \S|\d+: from \S|[^\s:]+:\d+:in [`']",
+    # and a line of a Rails template error's source extract ("    3: <head>")
+    indented=r"from \S|\d+: |[^\s:]+:\d+:in [`']",
     # rake's frames are not indented: its first line is marked; so is did_you_mean's line, which may
     # follow an error without frames
     marks=r"(?:rake|rails) aborted!$|Did you mean\?  ",
