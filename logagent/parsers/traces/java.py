@@ -24,7 +24,7 @@ _LOG4J_LOGGED = r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:ERROR|WARN) [\w$.]+: "
 _CAUSE_MESSAGE_LINES = 8
 
 LANGUAGE = Language(
-    [(EXCEPTION, "exception"), (LOGGED, "logged"), (_LOG4J_LOGGED, "logged")],
+    [(EXCEPTION, "exception"), (f"{LOGGED}|{_LOG4J_LOGGED}", "logged")],
     {
         # the exception a log line logged: its header right after it (or after the blank line Spring Boot's
         # default "%wEx" prints), at most one line of message, then "at" (the lead: the log line, the blank
