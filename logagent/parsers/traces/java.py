@@ -8,14 +8,18 @@ from logagent.parsers.traces.shapes import (
     BLANK,
     EXCEPTION,
     EXCEPTION_FIRST,
+    INSPECTED_FIRST,
     LOGGED,
     Language,
     NOT,
-    NOT_MESSAGE,
+    NOT_MESSAGE as _NOT_MESSAGE,
     TENTATIVE,
     message_lines,
 )
 
+#: what a line of a Java exception's message never is: also Node's first lines of an error named by
+#: util.inspect and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
+NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|^\(node:\d+\) "
 #: log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"), level ERROR or WARN:
 #: "18/04/09 09:30:52 ERROR Executor: Exception in task 1.0 in stage 0.0 (TID 1)"
 _LOG4J_LOGGED = r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:ERROR|WARN) [\w$.]+: "

@@ -7,6 +7,7 @@ from logagent.parsers.traces.shapes import (
     BLANK,
     END,
     EXCEPTION,
+    INSPECTED_FIRST,
     Language,
     NOT,
     NOT_MESSAGE,
@@ -35,7 +36,7 @@ LANGUAGE = Language(
         # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
         (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         # util.inspect names an error whose constructor is not its name by both: "HttpError [Error]: x"
-        (r"^[\w$.]+ \[[\w$.]*(?:Error|Exception)\]: ", "error", 1),
+        (INSPECTED_FIRST, "error", 1),
     ],
     {
         "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
