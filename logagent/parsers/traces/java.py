@@ -9,7 +9,6 @@ from logagent.parsers.traces.shapes import (
     EXCEPTION,
     EXCEPTION_FIRST,
     INSPECTED_FIRST,
-    LOGGED,
     Language,
     NOT,
     NOT_MESSAGE as _NOT_MESSAGE,
@@ -20,15 +19,19 @@ from logagent.parsers.traces.shapes import (
 #: what a line of a Java exception's message never is: also Node's first lines of an error named by
 #: util.inspect and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
 NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|^\(node:\d+\) "
-#: log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"), level ERROR or WARN:
-#: "18/04/09 09:30:52 ERROR Executor: Exception in task 1.0 in stage 0.0 (TID 1)"
-_LOG4J_LOGGED = r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:ERROR|WARN) [\w$.]+: "
+#: shapes' ``LOGGED`` (logback, Spring Boot), and log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"):
+#: "18/04/09 09:30:52 ERROR Executor: Exception in task 1.0 in stage 0.0 (TID 1)". One regex with one level
+#: part, so a line is looked for "ERROR " and "WARN " once
+_LOGGED = (
+    r"^(?:(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?|\d\d/\d\d/\d\d \d\d:\d\d:\d\d )"
+    r"(?:ERROR|WARN) "
+)
 #: the lines of a cause's message, at most (SnakeYAML's: the problem, where, the YAML line, a caret, the same
 #: three again, a blank line), then its "at"
 _CAUSE_MESSAGE_LINES = 8
 
 LANGUAGE = Language(
-    [(EXCEPTION, "exception"), (f"{LOGGED}|{_LOG4J_LOGGED}", "logged")],
+    [(EXCEPTION, "exception"), (_LOGGED, "logged")],
     {
         # the exception a log line logged: its header right after it (or after the blank line Spring Boot's
         # default "%wEx" prints), at most one line of message, then "at" (the lead: the log line, the blank
