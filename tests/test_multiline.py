@@ -238,7 +238,7 @@ def test_pieces_of_node_dotnet_and_rake_reports_out_of_place_are_themselves() ->
         assert [e.message for e in run(grouper(), events(lines), batch=batch)] == lines, batch
 
 
-#: ASP.NET Core's console logger: its line, then the exception indented
+#: ASP.NET Core's console logger: its line, its message, then the exception indented
 ASPNET_FAIL = ["fail: Microsoft.AspNetCore.Diagnostics.DeveloperExceptionPageMiddleware[1]",
                "      An unhandled exception has occurred while executing the request.",
                "      System.InvalidOperationException: boom", "         at Web.Program.Main()"]
@@ -265,7 +265,7 @@ def test_a_dotnet_message_after_a_blank_line_joins_only_if_a_frame_follows_withi
             header, "", "DETAIL: a", "b", "c", "d", frame,
             header, "", "DETAIL: a", "GET / 200",
             header, "", "\n".join(["java.io.IOException: disk full", "\tat x.Y.z(Y.java:1)"]),
-            header, "", *ASPNET_FAIL[:2], "\n".join(ASPNET_FAIL[2:])], batch
+            header, "", "\n".join(ASPNET_FAIL)], batch  # the console logger's whole entry, not the header's
 
 
 def test_npgsql_exception_data_joins_only_after_its_header_line() -> None:
@@ -436,7 +436,17 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "    +------------------------------------", "NameError (uninitialized constant X):",
                    "app/controllers/x_controller.rb:7:in `show'", "ActionView::Template::Error (x",
                    "  (in /app/x.coffee)):", "    3: <head>", "[2025-10-09 19:10:09] production.ERROR: x",
-                   "[stacktrace]", "#0 /app/artisan(13): handle()", '"} ']
+                   "[stacktrace]", "#0 /app/artisan(13): handle()", '"} ',
+                   "2018-08-28 09:01:19.390 ERROR 8816 --- [main] o.s.boot.SpringApplication : Application run failed",
+                   "18/04/09 09:30:52 ERROR Executor: Exception in task 1.0 in stage 0.0 (TID 1)",
+                   "Driver stacktrace:", "\t(Coroutine boundary)", " in 'reader', line 3, column 14:",
+                   "[UnhandledPromiseRejection: x] {", "  code: 'ERR_UNHANDLED_REJECTION'", "}", "HttpError [Error]: x",
+                   "TSError: \u2a2f Unable to compile TypeScript:", "x.ts(1,10): error TS2305: no member 'y'.",
+                   "(Use `node --trace-warnings ...` to show where the warning was created)",
+                   "fail: Microsoft.AspNetCore.Server.Kestrel[13]", "crit: App.Worker[0]",
+                   '      Connection id "0HN": An unhandled exception was thrown by the application.',
+                   "      => SpanId:a2, TraceId:7d => RequestPath:/throw", "      order 42 failed",
+                   "      System.InvalidOperationException: boom"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

@@ -36,12 +36,26 @@ _DOTNET_FRAMES = [
     (BLANK, "inner", TENTATIVE),
 ]
 
+#: ASP.NET Core's console logger (Microsoft.Extensions.Logging): an entry of level fail or crit, its lines
+#: indented by 6, the exception's frames by 9: "fail: Microsoft.AspNetCore.Server.Kestrel[13]"
+_CONSOLE_ENTRY = r"^(?:fail|crit): [\w.]+\[\d+\]$"
+#: its message as ASP.NET Core's own middleware words it (Kestrel[13]: 'Connection id "X", Request id "Y": An
+#: unhandled exception was thrown by the application.'; ExceptionHandlerMiddleware[1] and
+#: DeveloperExceptionPageMiddleware[1]: "An unhandled exception has occurred while executing the request."),
+#: or the line of its scopes ("=> SpanId:x, TraceId:y => RequestPath:/z"): both are marked
+_CONSOLE_KNOWN = r'^ {6}(?:=> |Connection id "|An unhandled exception )'
+_CONSOLE_LINE = r"^ {6}\S"
+#: the exception the entry logged, indented by 6
+_CONSOLE_EXCEPTION = rf"^ {{6}}[\w$.]*{EXCEPTION}"
+
 LANGUAGE = Language(
     [
         (r"^Unhandled [eE]xception\. ", "header"),
         (EXCEPTION, "header"),
         # Mono: "Unhandled Exception:" alone, then the exception's header, then its frames
         (r"^Unhandled Exception:$", "unhandled", 2),
+        # the entry's line, a line of message, the exception's header, its first frame (or a marked line sooner)
+        (_CONSOLE_ENTRY, "console", 3),
     ],
     {
         # a message that goes on after a blank line (Npgsql's "23503: x", "", "DETAIL: y"): up to three
@@ -59,10 +73,22 @@ LANGUAGE = Language(
         # the header on the next line is held until a frame (or an inner exception) follows
         "unhandled": [(EXCEPTION_FIRST, "unhandled_header", TENTATIVE)],
         "unhandled_header": [(AT_FRAME, "frames"), (r"^\s*---> \S", "header")],
+        # the console logger's entry: every line is held until the exception's first frame (or inner one)
+        "console": [(_CONSOLE_KNOWN, "console_known", TENTATIVE), (_CONSOLE_LINE, "console_message", TENTATIVE)],
+        # after a marked line: a scope line, then a line of message, the exception and up to 3 lines of its message
+        "console_known": [
+            (_CONSOLE_EXCEPTION, "console_exception0", TENTATIVE),
+            (_CONSOLE_LINE, "console_known_message", TENTATIVE),
+        ],
+        "console_known_message": [(_CONSOLE_EXCEPTION, "console_exception0", TENTATIVE)],
+        **message_lines("console_exception", 4, _DOTNET_NEXT, (_CONSOLE_LINE,)),
+        # after a message line of the application's: the exception, its first frame on the next line
+        "console_message": [(_CONSOLE_EXCEPTION, "console_header", TENTATIVE)],
+        "console_header": _DOTNET_NEXT,
     },
     1,
     # "--- End of inner exception stack trace ---" may follow a header directly (an inner exception
     # never thrown)
     marks=r"---> \S|--- End of ",
-    indented=r"at \S|---> \S|--- End of ",
+    indented=r'at \S|---> \S|--- End of |=> |Connection id "|An unhandled exception ',
 )

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from logagent.parsers.traces.shapes import AT_FRAME, BLANK, END, EXCEPTION, Language, TENTATIVE, V8_HEADER
+from logagent.parsers.traces.shapes import (
+    AT_FRAME,
+    BLANK,
+    END,
+    EXCEPTION,
+    INSPECTED_FIRST,
+    Language,
+    NOT,
+    NOT_MESSAGE,
+    TENTATIVE,
+    V8_HEADER,
+    message_lines,
+)
 
 #: what follows a Node.js error's frame
 _NODE_FRAMES = [
@@ -20,20 +32,33 @@ LANGUAGE = Language(
         # run by the vm module ("evalmachine.<anonymous>:3") or by "node -e" ("[eval]:1", "file:///x/[eval1]:1")
         (r"^(?:\S+\.(?:[cm]?[jt]s|[jt]sx)|node:[\w/]+|evalmachine\.<anonymous>|\S*\[eval\d*\]):\d+$", "header"),
         (EXCEPTION, "error", 1),  # its next line is a frame, indented, or "Require stack:" (marked)
-        (V8_HEADER, "frames", 1),
+        (V8_HEADER, "v8", 1),
         # an error object printed by Node 11 and before: "{ Error: x", frames, "  code: 'X' }"
         (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
+        # util.inspect names an error whose constructor is not its name by both: "HttpError [Error]: x"
+        (INSPECTED_FIRST, "error", 1),
     ],
     {
         "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
         "source": [(r"^\s*\^+\s*$", "caret")],
         # the error; a message without its name too (an object thrown, a library's own message)
-        "caret": [(BLANK, "caret", TENTATIVE), (EXCEPTION, "error"), (r"^\S", "thrown", TENTATIVE)],
+        "caret": [
+            (BLANK, "caret", TENTATIVE),
+            # ts-node's compile error: its diagnostics (and a blank line) before the frames
+            (r"^TSError: ", "diagnostics0"),
+            # Node 15+ on a promise rejected with no Error: "[UnhandledPromiseRejection: x] {", "  code: 'X'", "}"
+            (r"^\[[\w$.]+: .*\] \{$", "properties"),
+            (EXCEPTION, "error"),
+            (r"^\S", "thrown", TENTATIVE),
+        ],
+        **message_lines("diagnostics", 6, [(AT_FRAME, "frames")], (NOT_MESSAGE, NOT)),
         "thrown": [(AT_FRAME, "frames")],
         # a module not found: "Require stack:", "- /app/index.js" per requiring module, then the frames
         "error": [(r"^Require stack:$", "required"), *_NODE_FRAMES],
         "required": [(r"^- \S", "required"), (AT_FRAME, "frames")],
-        "frames": _NODE_FRAMES,
+        # Node 14 and before after an UnhandledPromiseRejectionWarning's frames (the first warning of a process)
+        "frames": [*_NODE_FRAMES, (r"^\(Use `node --trace-warnings \.\.\.` to show where the warning was created\)$", END)],
+        "v8": _NODE_FRAMES,
         "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
         "inspected": [(AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
         "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
