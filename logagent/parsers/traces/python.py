@@ -3,7 +3,7 @@ logger line (logging's, uvicorn's, Flask's, Django's, asyncio's) right before th
 
 from __future__ import annotations
 
-from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
+from logagent.parsers.traces.shapes import BLANK, END, Language, NOT, TENTATIVE, message_lines
 
 #: the line Python ends its report of a SyntaxError in the code run with
 _SYNTAX_ERROR = r"^(?:SyntaxError|IndentationError|TabError): "
@@ -22,6 +22,18 @@ _LOGGED = (
     r"|(?:Task|Future) exception was never retrieved$)"
 )
 
+#: the line before a traceback that threading.excepthook prints for a thread's uncaught exception
+#: ("Exception in thread worker:", since 3.10 with the target in the default name: "Exception in thread
+#: Thread-1 (run):"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
+#: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
+_HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z])"
+
+#: what a line after an exception's last line is not when it is one of the notes add_note gave it (PEP 678,
+#: Python 3.11+: each note printed as it is, right after that line) or more of a message of several lines
+_NOT_NOTE = r"^\s|^$|^Traceback \(most recent call last\):$"
+#: after a note: another one, or the blank line before a chained exception
+_AFTER_NOTE = [(BLANK, "gap", TENTATIVE)]
+
 LANGUAGE = Language(
     [
         (_TRACEBACK, "first"),
@@ -31,6 +43,8 @@ LANGUAGE = Language(
         (r'^  File "[^"]*", line \d+$', "syntax", 0),
         # the logger's line, then (asyncio) "future: <Task finished ...>", "Traceback ..." and a frame
         (_LOGGED, "logged", 3),
+        # the hook's line, "Traceback ...", a frame
+        (_HOOK, "future", 2),
     ],
     {
         # its lines join only with the traceback's first frame
@@ -52,7 +66,10 @@ LANGUAGE = Language(
         # after a group's last line: the next of its exceptions, or a chained traceback; not a log line
         "closed": [(r"^\s+(?:\||\+-)", "traceback"), (BLANK, "gap", TENTATIVE)],
         "message": [(r"^\S", "raised")],
-        "raised": [(BLANK, "gap", TENTATIVE)],
+        # notes (or a message's further lines) join only if a chained traceback follows them: after the last
+        # exception's line nothing tells a note from the next line printed, which stays a record of its own
+        "raised": [(BLANK, "gap", TENTATIVE), (_NOT_NOTE, "note0", TENTATIVE, NOT)],
+        **message_lines("note", 3, _AFTER_NOTE, (_NOT_NOTE, NOT)),
         "gap": [
             (BLANK, "gap", TENTATIVE),
             (
