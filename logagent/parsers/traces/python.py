@@ -3,7 +3,7 @@ logger line (logging's, uvicorn's, Flask's, Django's, asyncio's) right before th
 
 from __future__ import annotations
 
-from logagent.parsers.traces.shapes import BLANK, END, Language, NOT, TENTATIVE, message_lines
+from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
 
 #: the line Python ends its report of a SyntaxError in the code run with
 _SYNTAX_ERROR = r"^(?:SyntaxError|IndentationError|TabError): "
@@ -27,12 +27,6 @@ _LOGGED = (
 #: Thread-1 (run):"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
 #: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
 _HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z])"
-
-#: what a line after an exception's last line is not when it is one of the notes add_note gave it (PEP 678,
-#: Python 3.11+: each note printed as it is, right after that line) or more of a message of several lines
-_NOT_NOTE = r"^\s|^$|^Traceback \(most recent call last\):$"
-#: after a note: another one, or the blank line before a chained exception
-_AFTER_NOTE = [(BLANK, "gap", TENTATIVE)]
 
 LANGUAGE = Language(
     [
@@ -66,10 +60,9 @@ LANGUAGE = Language(
         # after a group's last line: the next of its exceptions, or a chained traceback; not a log line
         "closed": [(r"^\s+(?:\||\+-)", "traceback"), (BLANK, "gap", TENTATIVE)],
         "message": [(r"^\S", "raised")],
-        # notes (or a message's further lines) join only if a chained traceback follows them: after the last
-        # exception's line nothing tells a note from the next line printed, which stays a record of its own
-        "raised": [(BLANK, "gap", TENTATIVE), (_NOT_NOTE, "note0", TENTATIVE, NOT)],
-        **message_lines("note", 3, _AFTER_NOTE, (_NOT_NOTE, NOT)),
+        # the notes add_note gave an exception (PEP 678) are not taken after its line: nothing tells them from
+        # the next line printed, and holding that line until the one after it would hold every traceback
+        "raised": [(BLANK, "gap", TENTATIVE)],
         "gap": [
             (BLANK, "gap", TENTATIVE),
             (
