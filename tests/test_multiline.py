@@ -446,7 +446,15 @@ def test_shortcut_for_batches_without_indented_lines_gives_the_same_records() ->
                    "fail: Microsoft.AspNetCore.Server.Kestrel[13]", "crit: App.Worker[0]",
                    '      Connection id "0HN": An unhandled exception was thrown by the application.',
                    "      => SpanId:a2, TraceId:7d => RequestPath:/throw", "      order 42 failed",
-                   "      System.InvalidOperationException: boom"]
+                   "      System.InvalidOperationException: boom",
+                   "[15:00:24.368 FTL] Fatal weather warning", "[15:00:24 ERR] x",
+                   "2022-01-28 08:32:11.282 +00:00 [ERR] An unhandled exception has occurred",
+                   "Exception in thread worker:", "Exception ignored in: <function A.__del__ at 0x7f>",
+                   "while loading the settings of tenant 'acme'", "SIGQUIT: quit", "PC=0x45c3d1 m=0 sigcode=0",
+                   "signal arrived during cgo execution", "rax    0xca", "gs     0x0",
+                   "PHP Fatal error:  Allowed memory size exhausted in /app/x.php on line 8", "PHP Stack trace:",
+                   "PHP   1. {main}() /app/x.php:0", "Notice: Undefined variable: x in /app/x.php on line 7",
+                   "Call Stack:", "    0.0010     393200   1. {main}() /app/x.php:0"]
     rng = random.Random(14)
     for _ in range(150):
         evs: list[LogEvent] = []

@@ -47,6 +47,14 @@ _CONSOLE_KNOWN = r'^ {6}(?:=> |Connection id "|An unhandled exception )'
 _CONSOLE_LINE = r"^ {6}\S"
 #: the exception the entry logged, indented by 6
 _CONSOLE_EXCEPTION = rf"^ {{6}}[\w$.]*{EXCEPTION}"
+#: Serilog's entry of level Error or Fatal in its default output templates, the exception on the lines after
+#: it: the console's "[{Timestamp:HH:mm:ss} {Level:u3}] {Message:lj}" ("[15:00:24 ERR] msg", often with the
+#: milliseconds: "[15:00:24.368 FTL] msg") and the file's "{Timestamp:yyyy-MM-dd HH:mm:ss.fff zzz}
+#: [{Level:u3}] {Message:lj}" ("2022-01-28 08:32:11.282 +00:00 [ERR] msg")
+_SERILOG = (
+    r"^(?:\[\d\d:\d\d:\d\d(?:\.\d+)? (?:ERR|FTL)\] "
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [+-]\d\d:\d\d \[(?:ERR|FTL)\] )"
+)
 
 LANGUAGE = Language(
     [
@@ -56,6 +64,8 @@ LANGUAGE = Language(
         (r"^Unhandled Exception:$", "unhandled", 2),
         # the entry's line, a line of message, the exception's header, its first frame (or a marked line sooner)
         (_CONSOLE_ENTRY, "console", 3),
+        # Serilog's line, the exception's header right after it, then its first frame (or a marked line)
+        (_SERILOG, "serilog", 2),
     ],
     {
         # a message that goes on after a blank line (Npgsql's "23503: x", "", "DETAIL: y"): up to three
@@ -85,6 +95,9 @@ LANGUAGE = Language(
         # after a message line of the application's: the exception, its first frame on the next line
         "console_message": [(_CONSOLE_EXCEPTION, "console_header", TENTATIVE)],
         "console_header": _DOTNET_NEXT,
+        # Serilog's entry joins only with the exception on the next line, and only once a frame (or an inner
+        # exception, a blank line before more of its message) follows its header
+        "serilog": [(EXCEPTION_FIRST, "header", TENTATIVE)],
     },
     1,
     # "--- End of inner exception stack trace ---" may follow a header directly (an inner exception

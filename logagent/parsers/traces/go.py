@@ -1,14 +1,38 @@
-"""Go: panics and fatal errors with every goroutine's stack, and net/http's panic log line."""
+"""Go: panics and fatal errors with every goroutine's stack, net/http's panic log line, and the runtime's dump
+on a fatal signal (``SIGQUIT: quit``, ``PC=...``, the goroutines, the registers)."""
 
 from __future__ import annotations
 
 from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
+
+_GOROUTINE = r"^goroutine \d+ .*:$"
+_EXIT = r"^exit status \d+$"
+#: a register's line of the dump after a fatal signal's goroutines, its name padded: "rax    0xca",
+#: "rflags 0x286", "gs     0x0" (amd64), "r28     0x0", "fault   0x0" (arm64), "eip    0x8049f3c" (386)
+_REGISTER = r"^[a-z][a-z0-9]* +0x[0-9a-f]+$"
+
+
+def _stack(name: str, gap: str) -> list[tuple[str, ...]]:
+    """A goroutine's lines (state ``name``), a blank line after it leading to ``gap``."""
+    return [
+        (r"^\t\S", name),  # /app/main.go:12 +0x1d
+        (r"^created by \S", name),
+        (r"^\S+\(.*\)$", name),  # main.(*Server).Serve(0xc000010000, {0x6b2f40, 0x0})
+        (r"^\.\.\.", name),  # ...additional frames elided...
+        (BLANK, gap, TENTATIVE),
+        (_EXIT, END),
+    ]
+
 
 LANGUAGE = Language(
     [
         (r"^(?:panic|fatal error): ", "head"),
         # net/http's log line for a handler's panic, its goroutine right after
         (r"http: panic serving \S+: ", "stacks"),
+        # a fatal signal, named as the runtime's table of signals names it ("SIGQUIT: quit", "SIGABRT: abort",
+        # "SIGSEGV: segmentation violation"), "PC=0x45c3d1 m=0 sigcode=0", perhaps "signal arrived during cgo
+        # execution", a blank line, the goroutines
+        (r"^SIG[A-Z0-9]+: [a-z][\w -]*$", "signal", 3),
     ],
     {
         "head": [
@@ -18,22 +42,27 @@ LANGUAGE = Language(
         ],
         "stacks": [
             (BLANK, "stacks", TENTATIVE),
-            (r"^goroutine \d+ .*:$", "stack"),
+            (_GOROUTINE, "stack"),
             (r"^runtime stack:$", "stack"),
         ],
-        "stack": [
-            (r"^\t\S", "stack"),  # /app/main.go:12 +0x1d
-            (r"^created by \S", "stack"),
-            (r"^\S+\(.*\)$", "stack"),  # main.(*Server).Serve(0xc000010000, {0x6b2f40, 0x0})
-            (r"^\.\.\.", "stack"),  # ...additional frames elided...
-            (BLANK, "gap", TENTATIVE),
-            (r"^exit status \d+$", END),
+        "stack": _stack("stack", "gap"),
+        "gap": [(BLANK, "gap", TENTATIVE), (_GOROUTINE, "stack"), (_EXIT, END)],
+        # the signal's lines join only with the goroutine after them
+        "signal": [(r"^PC=0x[0-9a-f]+ m=\d+ sigcode=", "signal_pc", TENTATIVE)],
+        "signal_pc": [
+            (r"^(?:signal arrived during cgo execution|instruction bytes:.*)$", "signal_pc", TENTATIVE),
+            (BLANK, "signal_stacks", TENTATIVE),
         ],
-        "gap": [
-            (BLANK, "gap", TENTATIVE),
-            (r"^goroutine \d+ .*:$", "stack"),
-            (r"^exit status \d+$", END),
+        "signal_stacks": [(BLANK, "signal_stacks", TENTATIVE), (_GOROUTINE, "signal_stack")],
+        "signal_stack": _stack("signal_stack", "signal_gap"),
+        # after a goroutine of the dump: the next one, or the registers
+        "signal_gap": [
+            (BLANK, "signal_gap", TENTATIVE),
+            (_GOROUTINE, "signal_stack"),
+            (_REGISTER, "registers"),
+            (_EXIT, END),
         ],
+        "registers": [(_REGISTER, "registers"), (_EXIT, END)],
     },
     1,  # "panic: x" or "[signal ...]" then a blank line; "http: panic serving" then "goroutine N"
     marks=r"goroutine \d|\[signal ",

@@ -1,5 +1,5 @@
-"""PHP: fatal errors with an uncaught exception, PHP 5's form, previous exceptions, and Laravel's (Monolog's)
-log entry of an exception with its ``[stacktrace]``."""
+"""PHP: fatal errors with an uncaught exception, PHP 5's form, previous exceptions, Laravel's (Monolog's)
+log entry of an exception with its ``[stacktrace]``, and the stack Xdebug prints with any error."""
 
 from __future__ import annotations
 
@@ -11,6 +11,15 @@ _MONOLOG_ERROR = r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\]]*\] [\w-]+\.(?:ERROR
 _STACKTRACE = r"^\[stacktrace\]$"
 #: what follows a line of the message of a Monolog entry's exception: its "[stacktrace]", then "#0"
 _TO_STACK = [(_STACKTRACE, "monolog_stack", TENTATIVE)]
+#: PHP's names of its errors as its error handler prints them ("PHP Warning:  x in /app/x.php on line 3")
+_PHP_ERROR = r"(?:Fatal error|Recoverable fatal error|Parse error|Warning|Notice|Deprecated|Strict Standards|Unknown error)"
+#: Xdebug's log of an error (to PHP's error log, the CLI's stderr): "PHP Fatal error:  x in f on line 8",
+#: "PHP Stack trace:", then a frame a line, its number right-aligned: "PHP   1. {main}() /app/x.php:0"
+_XDEBUG_FRAME = r"^PHP +\d+\. \S"
+#: Xdebug's display of an error (the console): the error's line ("Notice: x in f on line 7", or an uncaught
+#: exception's "Error: x in f on line 10" after PHP's own line), a blank line, "Call Stack:", then a frame a
+#: line with its time and memory: "    0.0010     393200   1. {main}() /app/x.php:0"
+_ON_LINE = r"^\S.* in \S.* on line \d+$"
 
 LANGUAGE = Language(
     [
@@ -23,6 +32,10 @@ LANGUAGE = Language(
         # ('{"exception":"[object] (X(code: 0): msg at /app/x.php:3)'), "[stacktrace]", "#0 ...", "#5 {main}",
         # then '"} ' (the context's end); its lines join only with the frames
         (_MONOLOG_ERROR, "monolog", 3),
+        # Xdebug's log: the error's line, perhaps one more line of its message, "PHP Stack trace:", a frame
+        (rf"^PHP {_PHP_ERROR}:  \S", "xdebug", 3),
+        # Xdebug's display: the error's line, then a blank line (marked)
+        (_ON_LINE, "call", 1),
     ],
     {
         "head": [(r"^(?:PHP )?Stack trace:$", "frames")],
@@ -45,8 +58,22 @@ LANGUAGE = Language(
             # a previous exception: a blank line, "[previous exception] [object] (X(code: 0): ...", its stack
             (BLANK, "monolog_gap", TENTATIVE),
         ],
+        # the lines of Xdebug's log join only with its first frame
+        "xdebug": [
+            (r"^PHP Stack trace:$", "xdebug_stack", TENTATIVE),
+            (r"^PHP |^\[|^\s*$", "xdebug_message", TENTATIVE, NOT),  # the message's last line: " in f on line 3"
+        ],
+        "xdebug_message": [(r"^PHP Stack trace:$", "xdebug_stack", TENTATIVE)],
+        "xdebug_stack": [(_XDEBUG_FRAME, "xdebug_frames")],
+        "xdebug_frames": [(_XDEBUG_FRAME, "xdebug_frames")],
+        # the lines of Xdebug's display join only with its first frame
+        "call": [(BLANK, "call_gap", TENTATIVE)],
+        "call_gap": [(r"^Call Stack:$", "call_stack", TENTATIVE), (_ON_LINE, "call", TENTATIVE)],
+        "call_stack": [(r"^ +\d+\.\d+ +\d+ +\d+\. \S", "call_frames")],
+        "call_frames": [(r"^ +\d+\.\d+ +\d+ +\d+\. \S", "call_frames")],
         "monolog_gap": [(r"^\[previous exception\] \[object\] \(", "monolog_message0")],
     },
     2,  # the header, "Stack trace:", then "#0"
-    marks=r"#",
+    # Xdebug's frames: a trace's first marked line may be its third or fourth
+    marks=r"#|PHP +\d+\. ",
 )

@@ -22,6 +22,12 @@ _LOGGED = (
     r"|(?:Task|Future) exception was never retrieved$)"
 )
 
+#: the line before a traceback that threading.excepthook prints for a thread's uncaught exception
+#: ("Exception in thread worker:", since 3.10 with the target in the default name: "Exception in thread
+#: Thread-1 (run):"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
+#: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
+_HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z])"
+
 LANGUAGE = Language(
     [
         (_TRACEBACK, "first"),
@@ -31,6 +37,8 @@ LANGUAGE = Language(
         (r'^  File "[^"]*", line \d+$', "syntax", 0),
         # the logger's line, then (asyncio) "future: <Task finished ...>", "Traceback ..." and a frame
         (_LOGGED, "logged", 3),
+        # the hook's line, "Traceback ...", a frame
+        (_HOOK, "future", 2),
     ],
     {
         # its lines join only with the traceback's first frame
@@ -52,6 +60,8 @@ LANGUAGE = Language(
         # after a group's last line: the next of its exceptions, or a chained traceback; not a log line
         "closed": [(r"^\s+(?:\||\+-)", "traceback"), (BLANK, "gap", TENTATIVE)],
         "message": [(r"^\S", "raised")],
+        # the notes add_note gave an exception (PEP 678) are not taken after its line: nothing tells them from
+        # the next line printed, and holding that line until the one after it would hold every traceback
         "raised": [(BLANK, "gap", TENTATIVE)],
         "gap": [
             (BLANK, "gap", TENTATIVE),
