@@ -179,7 +179,7 @@ def test_marked_records_are_listed_whatever_order_their_timestamps_are_in() -> N
         assert parser.indented == expected, lines
 
 
-def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_may_begin() -> None:
+def test_the_marked_block_regex_holds_exactly_the_marked_messages() -> None:
     # its class spells whitespace out instead of "\s": every character must land where "\s" puts it
     from logagent.parsers.line_parser import _plain_line_regex
 
@@ -190,17 +190,18 @@ def test_the_marked_block_regex_holds_exactly_the_messages_a_mark_or_whitespace_
         char = chr(code)
         if char == "\n":
             continue
-        found = regex.findall(f"{TS} stdout F {char}x")
-        assert len(found) == 1
-        plain = found[0][2] == f"{char}x"
-        assert plain is not (char.isspace() or char in "#^"), hex(code)
+        for rest, marked in (("at x", char.isspace() or char in "#^"), ("x", char in "#^")):
+            found = regex.findall(f"{TS} stdout F {char}{rest}")
+            assert len(found) == 1
+            assert (found[0][2] != f"{char}{rest}") is marked, (hex(code), rest)
 
 
 @pytest.mark.parametrize(
     ("message", "held"),
     [("thread 'main' panicked at src/main.rs:2:5:", True), ("goroutine 1 [running]:", True),
      ("time=2026-12-06T10:00:00Z level=info msg=ok", False), ("thread pool resized to 8", False),
-     ("goroutines: 12", False), ("go 1.22", False), ("t", False), ("", True), ("  x", True)],
+     ("goroutines: 12", False), ("go 1.22", False), ("t", False), ("", True), ("  at x", True),
+     ("  x", False), ("    \"key\": 1,", False), ("#0 main", True), ("# a comment", True)],
 )
 def test_a_mark_that_begins_with_a_letter_holds_only_the_lines_it_matches(message: str, held: bool) -> None:
     # a log line that merely begins with the letter ("time=...") is not held: holding costs it ~2,400

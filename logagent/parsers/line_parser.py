@@ -19,7 +19,6 @@ import functools
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Container, Sequence
-from itertools import compress
 from operator import attrgetter
 
 import msgspec
@@ -40,7 +39,6 @@ _STR_STREAMS = {"stdout": "stdout", "stderr": "stderr"}
 DOCKER = "docker"
 
 _NO_CUT: frozenset[int] = frozenset()
-_MESSAGE = attrgetter("message")
 _TIMESTAMP = attrgetter("timestamp")
 #: every character ``\\s`` matches (``str.isspace``)
 _SPACES = BLANK_FIRST - {""}
@@ -65,37 +63,27 @@ _CRI_ANY_LINE = re.compile(rf"^(?:{_CRI_FULL}|(.*))$", re.MULTILINE)
 
 @functools.lru_cache(maxsize=16)
 def _plain_line_regex(marks: str) -> re.Pattern[str] | None:
-    """Per line: (timestamp, stream, message, "", "") for a common full line whose message is not
-    marked for sure, (timestamp, stream, "", message, "") for the other full lines (the marks are
-    matched on those alone), ("", "", "", "", line) for the lines that need the slow path. None: a
-    mark may begin with any character.
+    """Per line: (timestamp, stream, message, "", "") for a full line whose message is not marked,
+    (timestamp, stream, "", message, "") for a full line whose message is marked (*held*) or empty,
+    ("", "", "", "", line) for the lines that need the slow path. None: a mark may begin with any
+    character.
 
-    A message is held when it begins with a character a mark that begins with no letter or digit
-    may begin with (whitespace, ``#``, ``^``, ...: one character class more than ``mode: none``
-    pays per line), or when a mark that begins with a letter matches it (``thread '``,
-    ``goroutine N``): a log line that merely begins with that letter (``time=...``, ``DEBUG ...``)
-    is not held, which would cost it ~2,400 instructions more."""
-    words: list[str] = []
-    word_firsts: set[str] = set()
-    others: set[str] = set()
+    A common message passes on one character class (the characters no mark begins with); only a
+    message beginning with another character (whitespace, ``#``, ``^``, a mark's first letter:
+    ``time=...`` as well as ``thread 'main' panicked``) meets the marks, in the same pass. A
+    look-ahead or a branch on every line would cost ~100 instructions a line in ``re``; a marks match
+    per held message in Python, ~2,000."""
+    firsts: set[str] = set()
     for alternative in top_level_alternatives(marks):
-        firsts = first_characters(alternative)
-        if firsts is None:
+        first = first_characters(alternative)
+        if first is None:
             return None
-        if any(char.isalnum() for char in firsts):
-            words.append(alternative)
-            word_firsts |= firsts
-        else:
-            others |= firsts
+        firsts |= first
     # Whitespace spelt out rather than ``\s`` (one table look-up), and possessive repeats (a line's
     # rest is never given back): ~65 instructions a line less in ``re`` than the plain spelling.
-    chars = re.escape("".join(sorted(others | _SPACES)))
-    if words:
-        letters = re.escape("".join(sorted(word_firsts)))
-        unmarked = rf"(?:(?![{letters}])|(?!(?:{'|'.join(words)})))"
-    else:
-        unmarked = ""
-    return re.compile(rf"^(?:{_CRI_PREFIX}(?:{unmarked}([^{chars}].*+)|(.*+))|(.*+))$", re.MULTILINE)
+    # An empty message is always held (its tuple would read like a held one's).
+    common = rf"(?:[^{re.escape(''.join(sorted(firsts | _SPACES)))}]|(?!(?:{marks})|$))"
+    return re.compile(rf"^(?:{_CRI_PREFIX}(?:({common}.*+)|(.*+))|(.*+))$", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=16)
@@ -392,7 +380,7 @@ def _held_block(
     split: list[tuple[str, str, str, str, str]], ctx: FileContext, marks: str
 ) -> tuple[list[LogEvent], list[LogEvent]] | None:
     """``_marked_block``'s events and marked ones when no fragment is pending, from ``_plain_line_regex``'s
-    tuples: the full lines its first branch left over are held and only their messages meet the marks.
+    tuples: the full lines its first branch left over are held, and those are the marked ones.
     None, having changed nothing, if a line is no full line (a fragment, a malformed line): the block
     then takes the way line by line, in order with the merger."""
     held: list[LogEvent] = []
@@ -406,7 +394,9 @@ def _held_block(
               for timestamp, stream, message, left, line in split]
     if other:
         return None
-    return events, list(compress(held, map(marks_regex(marks).match, map(_MESSAGE, held))))
+    if held and marks_regex(marks).match("") is None:  # empty messages are held, marked or not
+        held = [event for event in held if event.message]
+    return events, held
 
 
 def _line_by_line(split: list[tuple[str, str, str, str, str]]) -> list[tuple[str, str, str, str]]:
