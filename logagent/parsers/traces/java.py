@@ -19,7 +19,9 @@ from logagent.parsers.traces.shapes import (
 #: what a line of a Java exception's message never is: also Node's first lines of an error named by
 #: util.inspect and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
 NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|^\(node:\d+\) "
-#: shapes' ``LOGGED`` (logback, Spring Boot), and log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"):
+#: a log line of level ERROR or WARN that may be followed by the exception it logged: logback's and Spring Boot's
+#: default layouts ("16:15:13.201 [main] ERROR c.x.Daemon - crashing!", "2026-12-02 10:00:00.001 ERROR [exec-1]
+#: c.x.Service - failed") and log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"):
 #: "18/04/09 09:30:52 ERROR Executor: Exception in task 1.0 in stage 0.0 (TID 1)". One regex with one level
 #: part, so a line is looked for "ERROR " and "WARN " once
 _LOGGED = (

@@ -29,10 +29,6 @@ TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, 
 V8_HEADER = r"^V8 errors stack trace$"
 #: what a line of a Java exception's message never is
 NOT_MESSAGE = f"{EXCEPTION_FIRST}|{TIMESTAMP_FIRST}|{V8_HEADER}"
-#: a log line of level ERROR or WARN that may be followed by the exception it logged, as logback's and Spring
-#: Boot's default layouts print it: "16:15:13.201 [main] ERROR c.x.Daemon - crashing!",
-#: "2026-12-02 10:00:00.001 ERROR [exec-1] c.x.Service - failed"
-LOGGED = r"^(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?(?:ERROR|WARN) "
 #: JVM, V8 (``eval at``), .NET frames
 AT_FRAME = r"^\s+(?:eval )?at \S"
 
