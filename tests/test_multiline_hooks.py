@@ -5,37 +5,12 @@ line stays itself."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.test_multiline_logged import real, records  # every batch size, the same records
 
-from logagent.event import FileContext, LogEvent
-from logagent.parsers.multiline import MultilineGrouper, MultilineStats
-from logagent.parsers.multiline_rules import AUTO, language_machine
-
-CTX = FileContext({"file": "/var/log/pods/x/app/0.log"})
-REAL = Path(__file__).parent / "fixtures" / "traces" / "real"
 
 DOTNET = ["System.ArgumentException: Fatal weather", "   at Web.Controllers.WeatherController.Get() in /src/W.cs:line 48"]
 TRACEBACK = ["Traceback (most recent call last):", '  File "/app/w.py", line 5, in poll',
              "ConnectionError: queue jobs unreachable"]
-
-
-def real(name: str) -> list[str]:
-    return (REAL / name).read_text().split("\n")[:-1]
-
-
-def records(lines: list[str]) -> list[list[str]]:
-    """The records for every batch size (all the same), each as its lines."""
-    results = []
-    for batch in (None, 1, 2, 5):
-        g = MultilineGrouper(language_machine(AUTO), MultilineStats())
-        evs = [LogEvent(line, "stderr", f"t{i}", CTX) for i, line in enumerate(lines)]
-        out: list[LogEvent] = []
-        step = batch or len(evs)
-        for start in range(0, len(evs), step):
-            out += g.feed(evs[start:start + step], CTX, 0.0)
-        results.append([e.message.split("\n") for e in out + g.flush(CTX)])
-    assert all(r == results[0] for r in results[1:]), results
-    return results[0]
 
 
 def alone(lines: list[str]) -> list[list[str]]:
