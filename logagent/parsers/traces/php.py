@@ -20,6 +20,7 @@ _XDEBUG_FRAME = r"^PHP +\d+\. \S"
 #: exception's "Error: x in f on line 10" after PHP's own line), a blank line, "Call Stack:", then a frame a
 #: line with its time and memory: "    0.0010     393200   1. {main}() /app/x.php:0"
 _ON_LINE = r"^\S.* in \S.* on line \d+$"
+_CALL_FRAME = r"^ +\d+\.\d+ +\d+ +\d+\. \S"
 
 LANGUAGE = Language(
     [
@@ -69,8 +70,8 @@ LANGUAGE = Language(
         # the lines of Xdebug's display join only with its first frame
         "call": [(BLANK, "call_gap", TENTATIVE)],
         "call_gap": [(r"^Call Stack:$", "call_stack", TENTATIVE), (_ON_LINE, "call", TENTATIVE)],
-        "call_stack": [(r"^ +\d+\.\d+ +\d+ +\d+\. \S", "call_frames")],
-        "call_frames": [(r"^ +\d+\.\d+ +\d+ +\d+\. \S", "call_frames")],
+        "call_stack": [(_CALL_FRAME, "call_frames")],
+        "call_frames": [(_CALL_FRAME, "call_frames")],
         "monolog_gap": [(r"^\[previous exception\] \[object\] \(", "monolog_message0")],
     },
     2,  # the header, "Stack trace:", then "#0"
