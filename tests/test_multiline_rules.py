@@ -108,6 +108,11 @@ def test_start_tests_give_what_every_rule_gives_on_every_fixture_line() -> None:
     assert many == [(i, every_rule(line)) for i, line in enumerate(every) if every_rule(line) is not None]
     assert len(many) > 30
     assert test.starts(["    port: 8080", "  server:"]) == [] and test.starts(["x", "java.io.IOException: disk full"])
+    # the literals are found in UTF-8 bytes, the positions in the text: wide characters and lone surrogates
+    wide = ["日本語 \udcff", 'Exception in thread "主" java.lang.RuntimeException: 😀',
+            "\udcff java.io.IOException: disk full"]
+    assert test.starts(wide) == [(i, every_rule(line)) for i, line in enumerate(wide) if every_rule(line)]
+    assert [i for i, _ in test.starts(wide)] == [1, 2]
 
 
 @pytest.mark.parametrize("pattern", STARTS)

@@ -35,3 +35,11 @@ def test_no_other_module_imports_the_binding():
         if "_re2" in path.read_text() and path.name != "re2_binding.py"
     ]
     assert users == []
+
+
+def test_a_literal_set_lists_every_literal_found_overlapping_or_not() -> None:
+    present = re2_binding.literal_set(["Error", "Error (", "RuntimeError", "a.b", "日本"])
+    assert sorted(present("java.lang.RuntimeError (x)".encode())) == [0, 1, 2]
+    assert present(b"axb") == [] and present(b"a.b") == [3]  # literally, not as a pattern
+    assert present("日本語".encode()) == [4]
+    assert present(b"") == []

@@ -5,10 +5,11 @@ takes must contain is read off the rule's own regex (``required_literals``);
 a line is tried against a rule only if it holds one of that rule's
 literals, so a line without any is rejected without a regex, and a line
 with ``Error`` in it meets the few rules that need ``Error``, not all of
-them. For many lines at once the literals are looked for in the lines joined
-(one substring search per literal, in C), and only the lines they are
-found in cost anything in Python. A rule without a literal of two characters
-or more is tried on every line itself.
+them. Which literals a text holds is one pass of RE2's set matcher over it,
+however many literals the rules have; for many lines at once that text is
+the lines joined, and only the literals found are looked up line by line,
+so only the lines they are in cost anything in Python. A rule without a
+literal of two characters or more is tried on every line itself.
 
 A rule whose every match begins with one of its literals (``Error: x``
 for ``(?:Exception|Error|Throwable)...``) is searched from the first of
@@ -40,7 +41,7 @@ class StartRule(Protocol):
 class StartTest:
     """The start rules of one class, and the states a line opens a group in."""
 
-    __slots__ = ("rules", "_units", "_literals", "_direct")
+    __slots__ = ("rules", "_units", "_literals", "_present", "_direct")
 
     def __init__(self, rules: Sequence[StartRule]) -> None:
         self.rules = tuple(rules)
@@ -68,13 +69,21 @@ class StartTest:
         self._units = tuple(plan)
         #: (literal, the units that need it)
         self._literals = tuple((literal, tuple(numbers)) for literal, numbers in sorted(by_literal.items()))
+        #: UTF-8 text -> the indexes in ``_literals`` of those it holds (one pass, however many literals)
+        self._present: Callable[[bytes], list[int]] | None = None
+        if self._literals:
+            from logagent.user_regex.re2_binding import literal_set  # noqa: PLC0415  # RE2 only with start rules
+
+            self._present = literal_set([literal for literal, _ in self._literals])
         #: units without a literal: tried on every line
         self._direct = tuple(direct)
 
     def start(self, line: str) -> Active | None:
         """The states a group opened by ``line`` is in, or None if it opens none."""
         at: dict[int, int] = dict.fromkeys(self._direct, 0)
-        for literal, numbers in self._literals:
+        literals = self._literals
+        for which in self._present(line.encode("utf-8", "surrogatepass")) if self._present else ():
+            literal, numbers = literals[which]
             position = line.find(literal)
             if position >= 0:
                 for number in numbers:
@@ -88,12 +97,14 @@ class StartTest:
             return []
         hits: dict[int, dict[int, int]] = {}  # line -> unit -> where its first literal is in the line
         joined = "\n".join(lines)  # no literal holds a newline: none is found across two lines
-        bounds: list[int] = []
         count = len(lines)
-        for literal, numbers in self._literals:
+        literals = self._literals
+        present = self._present(joined.encode("utf-8", "surrogatepass")) if self._present else ()
+        # where each line begins in ``joined``
+        bounds = [0, *accumulate(map((1).__add__, map(len, lines)))] if present else []
+        for which in present:
+            literal, numbers = literals[which]
             position = joined.find(literal)
-            if position >= 0 and not bounds:  # where each line begins in ``joined``
-                bounds = [0, *accumulate(map((1).__add__, map(len, lines)))]
             while position >= 0:
                 index = bisect_right(bounds, position) - 1
                 at = hits.setdefault(index, {})
