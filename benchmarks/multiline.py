@@ -14,9 +14,10 @@ pipeline are those of ``throughput`` (enrichment from the apiserver emulator,
 a filter, a route, the console sink to /dev/null). Per run, in this order: a
 start-up run of each mode on a tiny tree, then on each tree ``mode: none`` and
 ``mode: auto`` (each ``logagent run --once`` with a fresh data_dir). Steady
-CPU = run CPU - the same mode's start-up CPU; the ratio ``auto / none`` of
-steady lines per CPU-second is taken within each run, and the median over runs
-is reported.
+CPU = run CPU - the median of the same mode's start-up runs (all runs': one
+start-up run varies by more than what ``auto`` costs on a million lines, the
+machine's build among it); the ratio ``auto / none`` of steady lines per
+CPU-second is taken within each run, and the median over runs is reported.
 
 Before the runs, two checks through the agent (console sink, every pod):
 100,000 ordinary lines in ``auto`` must give no record joined from several
@@ -78,19 +79,28 @@ def measure(workdir: Path, trees: dict[str, Path], kubeconfig: Path, runs: int, 
     rows: list[list[object]] = []
     ratios: dict[str, list[float]] = {tree: [] for tree in trees}
     steady: dict[tuple[str, str], list[float]] = {}
+    startups: dict[str, list[float]] = {"none": [], "auto": []}
+    measured: list[tuple[int, str, str, Measured]] = []
     for i in range(runs):
         # each mode's own start-up (auto compiles its rules), so the ratio is of the steady state
-        startup = {mode: run_mode(workdir, small, kubeconfig, mode, f"startup-{mode}{i}") for mode in ("none", "auto")}
-        for tree, log_dir in trees.items():
-            cpu = {}
-            for mode in ("none", "auto"):
-                m = run_mode(workdir, log_dir, kubeconfig, mode, f"{tree}-{mode}{i}")
-                cpu[mode] = max(m.cpu - startup[mode].cpu, 1e-9)
-                steady.setdefault((tree, mode), []).append(total / cpu[mode])
-                rows.append([i + 1, tree, mode, m.wall, m.cpu, total / cpu[mode]])
-            ratios[tree].append(cpu["none"] / cpu["auto"])
-            print(f"run {i + 1} {tree}: none {cpu['none']:.2f}s, auto {cpu['auto']:.2f}s steady CPU, "
-                  f"ratio {ratios[tree][-1]:.3f}", file=sys.stderr)
+        for mode in ("none", "auto"):
+            startups[mode].append(run_mode(workdir, small, kubeconfig, mode, f"startup-{mode}{i}").cpu)
+        measured += [(i, tree, mode, run_mode(workdir, log_dir, kubeconfig, mode, f"{tree}-{mode}{i}"))
+                     for tree, log_dir in trees.items() for mode in ("none", "auto")]
+    startup = {mode: median(values) for mode, values in startups.items()}
+    print("start-up CPU s (median, range): " + ", ".join(
+        f"{mode} {startup[mode]:.2f} ({min(values):.2f}-{max(values):.2f})" for mode, values in startups.items()),
+        file=sys.stderr)
+    cpu: dict[tuple[int, str, str], float] = {}
+    for i, tree, mode, m in measured:
+        cpu[i, tree, mode] = max(m.cpu - startup[mode], 1e-9)
+        steady.setdefault((tree, mode), []).append(total / cpu[i, tree, mode])
+        rows.append([i + 1, tree, mode, m.wall, m.cpu, total / cpu[i, tree, mode]])
+    for i in range(runs):
+        for tree in trees:
+            ratios[tree].append(cpu[i, tree, "none"] / cpu[i, tree, "auto"])
+            print(f"run {i + 1} {tree}: none {cpu[i, tree, 'none']:.2f}s, auto {cpu[i, tree, 'auto']:.2f}s "
+                  f"steady CPU, ratio {ratios[tree][-1]:.3f}", file=sys.stderr)
     return rows, ratios, steady
 
 
