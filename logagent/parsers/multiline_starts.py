@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain
 from typing import Protocol
 
 from logagent.parsers.multiline_prefilter import leading_literals, required_literals
@@ -61,7 +61,7 @@ class StartTest:
             leading = leading_literals(pattern) if literals is not None and pattern is not None else None
             # the search may start at the first literal found only when those are the ones a match begins with
             begins = leading is not None and leading == literals and hasattr(rule.search, "__self__")
-            plan.append((rule.search, rule.negate, begins, tuple(targets)))
+            plan.append((rule.search, rule.negate, begins, tuple(sorted(set(targets)))))
             if literals is None:
                 direct.append(number)
             for literal in sorted(literals or ()):
@@ -127,7 +127,7 @@ class StartTest:
 
     def _try(self, line: str, at: dict[int, int]) -> Active | None:
         """The states of the units in ``at`` (unit -> where its first literal is) that take ``line``."""
-        targets: list[int] = []
+        found: list[Active] = []
         units = self._units
         for number, position in at.items():
             search, negate, begins, states = units[number]
@@ -136,5 +136,7 @@ class StartTest:
             else:
                 hit = (search(line) is None) is negate
             if hit:
-                targets += states
-        return tuple(sorted(set(targets))) if targets else None
+                found.append(states)
+        if len(found) < 2:  # the usual answer: no rule, or the states of one (sorted, once each)
+            return found[0] if found else None
+        return tuple(sorted(set(chain.from_iterable(found))))
