@@ -2,6 +2,7 @@
 
 import importlib.metadata
 import pathlib
+import random
 
 from logagent.user_regex import re2_binding
 
@@ -43,3 +44,15 @@ def test_a_literal_set_lists_every_literal_found_overlapping_or_not() -> None:
     assert present(b"axb") == [] and present(b"a.b") == [3]  # literally, not as a pattern
     assert present("日本語".encode()) == [4]
     assert present(b"") == []
+
+
+def test_a_literal_set_agrees_with_substring_search_on_texts_made_of_its_literals_pieces() -> None:
+    # texts dense in literals and their prefixes make many automaton states: the set must not give up
+    literals = ["Exception", "Exception (", "Error", "Error]: ", "Traceback (most recent call last):", ".js", "):",
+                "panic: ", "PHP Fatal error:  ", "SIG", ":in `", '", line ']
+    present = re2_binding.literal_set(literals)
+    pieces = literals + [literal[:cut] for literal in literals for cut in range(1, len(literal))] + list(" x\n:(")
+    chooser = random.Random(23)
+    for size in (1, 10, 100, 1000, 10000) * 8:
+        text = "".join(chooser.choice(pieces) for _ in range(size))
+        assert sorted(present(text.encode())) == [i for i, literal in enumerate(literals) if literal in text]
