@@ -6,7 +6,7 @@ Run from the repository root::
 
 One CRI file of ``benchmarks/multiline.py``'s trees (``--trace-share`` of its
 lines in the real traces, on stderr; every 5th ordinary record on stderr),
-cut into blocks of 1 MiB (the tailer's default ``max_read_bytes``), fed to
+cut into blocks of 256 KiB (``kubernetes_logs``' default ``max_read_bytes``), fed to
 ``LineParser.feed_block`` and, in ``auto``, to a ``MultilineGrouper`` with the
 built-in ``auto`` machine. Modes: ``none``
 (the parser as ``mode: none`` runs it), ``marks`` (the parser listing the
@@ -34,7 +34,7 @@ MODES = ("none", "marks", "auto")
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def blocks(lines: int, trace_share: float, size: int = 1 << 20) -> list[bytes]:
+def blocks(lines: int, trace_share: float, size: int = 1 << 18) -> list[bytes]:
     """The file's lines in blocks of about ``size`` bytes, as the tailer hands them on (no last newline)."""
     out: list[bytes] = []
     for number, (is_trace, record) in enumerate(records(lines, trace_share)):
