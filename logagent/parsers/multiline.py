@@ -290,9 +290,9 @@ class MultilineGrouper:
     def _try(self, events: list[LogEvent], candidates: list[tuple[int, int]]) -> list[tuple[int, Active]]:
         """(index, states) of the ``candidates`` (index, distance) that begin a group, in order.
 
-        The records of one distance are tried together (``StartTest.starts``: one substring search per
-        literal over them all); a marked record that is empty or begins with whitespace meets only the
-        rules that can take such a line.
+        The records of one distance are tried together (``StartTest.starts``: one pass of RE2's set
+        matcher over them all for the rules' literals); a marked record that is empty or begins with
+        whitespace meets only the rules that can take such a line.
         """
         machine = self.machine
         by_class: dict[int, list[int]] = {}
