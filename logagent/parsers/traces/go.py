@@ -1,5 +1,6 @@
-"""Go: panics and fatal errors with every goroutine's stack, net/http's panic log line, and the runtime's dump
-on a fatal signal (``SIGQUIT: quit``, ``PC=...``, the goroutines, the registers)."""
+"""Go: panics and fatal errors with every goroutine's stack, net/http's panic log line, the runtime's dump
+on a fatal signal (``SIGQUIT: quit``, ``PC=...``, the goroutines, the registers), and a dump of goroutines
+printed without a panic."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ LANGUAGE = Language(
         # "SIGSEGV: segmentation violation"), "PC=0x45c3d1 m=0 sigcode=0", perhaps "signal arrived during cgo
         # execution", a blank line, the goroutines
         (r"^SIG[A-Z0-9]+: [a-z][\w -]*$", "signal", 3),
+        # a dump without a panic: the goroutines runtime.Stack(buf, true) or debug.Stack() return, printed by the
+        # program or served by a debug handler ("goroutine 18 [running]:", "goroutine 7 [chan receive, 957
+        # minutes]:", with GOTRACEBACK=system "goroutine 1 gp=0xc000002380 m=0 mp=0x8a1b20 [running]:")
+        (r"^goroutine \d+ (?:\S+ )*\[[^\]]+\]:$", "stack", 0),
     ],
     {
         "head": [

@@ -9,6 +9,7 @@ from logagent.parsers.traces.shapes import (
     EXCEPTION,
     EXCEPTION_FIRST,
     INSPECTED_FIRST,
+    LEVEL_WORD,
     Language,
     NOT,
     NOT_MESSAGE as _NOT_MESSAGE,
@@ -28,12 +29,16 @@ _LOGGED = (
     r"^(?:(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d[.,]\d{3}\S* +(?:\[[^\]]+\] +)?|\d\d/\d\d/\d\d \d\d:\d\d:\d\d )"
     r"(?:ERROR|WARN) "
 )
+#: any other log line with its level as a word (Akka's "[ERROR] [date] [thread] [path] msg", JUL's "SEVERE: msg",
+#: an MDC prefix before logback's layout), and sbt's "[error] (run-main-0) java.lang.X: msg" before the trace
+#: its run printed
+_LEVELLED = rf"{LEVEL_WORD}|^\[error\] "
 #: the lines of a cause's message, at most (SnakeYAML's: the problem, where, the YAML line, a caret, the same
 #: three again, a blank line), then its "at"
 _CAUSE_MESSAGE_LINES = 8
 
 LANGUAGE = Language(
-    [(EXCEPTION, "exception"), (_LOGGED, "logged")],
+    [(EXCEPTION, "exception"), (_LOGGED, "logged"), (_LEVELLED, "logged")],
     {
         # the exception a log line logged: its header right after it (or after the blank line Spring Boot's
         # default "%wEx" prints), at most one line of message, then "at" (the lead: the log line, the blank

@@ -3,7 +3,7 @@ logger line (logging's, uvicorn's, Flask's, Django's, asyncio's) right before th
 
 from __future__ import annotations
 
-from logagent.parsers.traces.shapes import BLANK, END, Language, TENTATIVE
+from logagent.parsers.traces.shapes import BLANK, END, LEVEL_WORD, Language, TENTATIVE
 
 #: the line Python ends its report of a SyntaxError in the code run with
 _SYNTAX_ERROR = r"^(?:SyntaxError|IndentationError|TabError): "
@@ -24,9 +24,10 @@ _LOGGED = (
 
 #: the line before a traceback that threading.excepthook prints for a thread's uncaught exception
 #: ("Exception in thread worker:", since 3.10 with the target in the default name: "Exception in thread
-#: Thread-1 (run):"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
+#: Thread-1 (run):"), the one atexit prints for an exit function's exception ("Error in
+#: atexit._run_exitfuncs:"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
 #: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
-_HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z])"
+_HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z]|Error in atexit\._run_exitfuncs:$)"
 
 LANGUAGE = Language(
     [
@@ -37,6 +38,9 @@ LANGUAGE = Language(
         (r'^  File "[^"]*", line \d+$', "syntax", 0),
         # the logger's line, then (asyncio) "future: <Task finished ...>", "Traceback ..." and a frame
         (_LOGGED, "logged", 3),
+        # any other logger's line with its level as a word (Celery's "[date: ERROR/ForkPoolWorker-1] ...",
+        # Airflow's "[date] {taskinstance.py:2905} ERROR - ..."), the traceback right after it
+        (LEVEL_WORD, "logged", 2),
         # the hook's line, "Traceback ...", a frame
         (_HOOK, "future", 2),
     ],
