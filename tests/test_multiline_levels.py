@@ -46,8 +46,8 @@ def test_a_level_in_the_message_a_warning_or_a_line_between_leaves_the_line_itse
 
 # -- Go ---------------------------------------------------------------------------------------------------------
 
-DUMP = ["goroutine 18 [running]:", "main.printStack()", "\t/app/main.go:23 +0x40", "created by main.main in goroutine 1",
-        "\t/app/main.go:14 +0x2c", "", "goroutine 1 [semacquire]:", "sync.(*WaitGroup).Wait(0x140000021a0?)",
+DUMP = ["goroutine 18 [running]:", "main.printStack()", "\t/app/main.go:23 +0x40",
+        "created by main.main in goroutine 1", "\t/app/main.go:14 +0x2c", "", "goroutine 1 [semacquire]:", "sync.(*WaitGroup).Wait(0x140000021a0?)",
         "\t/usr/local/go/src/sync/waitgroup.go:116 +0x74"]
 
 
@@ -62,3 +62,32 @@ def test_a_line_that_only_names_a_goroutine_stays_itself() -> None:
     for line in ["goroutine 18 [running]:", "goroutine 7 started:", "goroutine 18 [running]: waiting"]:
         assert records([line, "GET / 200"]) == [[line], ["GET / 200"]], line
     assert records(["goroutine 7 started:", *DUMP[1:3]]) == alone(["goroutine 7 started:", *DUMP[1:3]])
+
+
+# -- tornado's indented traceback, .NET's blank line before the end of an inner exception ---------------------
+
+TORNADO = ["[E 2019-09-19 21:36:03.747 JupyterHub gen:974] Exception in Future <Task finished>",
+           "    Traceback (most recent call last):", '      File "/app/gen.py", line 970, in error_callback',
+           "        future.result()", "    ", "    TimeoutError: Server didn't respond in 30 seconds"]
+
+
+def test_tornado_s_line_takes_the_traceback_it_indented_and_nothing_after() -> None:
+    assert records([*TORNADO, "[I 2019-09-19 21:36:04.001 JupyterHub log:174] 200 GET /hub/"]) == [
+        TORNADO, ["[I 2019-09-19 21:36:04.001 JupyterHub log:174] 200 GET /hub/"]]
+    plain = ["[E 190919 21:36:03 web:2246] 500 GET / (::1) 3.02ms", *TORNADO[1:]]
+    assert records([*plain, *TORNADO]) == [plain, TORNADO]
+    for line in ["[I 190919 21:36:03 web:2246] 200 GET /", "[W 190919 21:36:03 web:2246] 404 GET /x"]:
+        assert records([line, *TORNADO[1:3]]) == alone([line, *TORNADO[1:3]]), line  # not an error's level
+    # not a traceback right after it, or not indented as tornado indents it
+    assert records([TORNADO[0], "    GET / 200", *TORNADO[1:3]]) == alone([TORNADO[0], "    GET / 200", *TORNADO[1:3]])
+    assert records([TORNADO[0], *TRACEBACK]) == [[TORNADO[0]], TRACEBACK]
+
+
+def test_a_blank_line_before_the_end_of_an_inner_exception_s_trace_is_part_of_it() -> None:
+    aggregate = ["System.AggregateException: A Task's exception(s) were not observed.",
+                 " ---> System.Net.Sockets.SocketException (11001): No such host is known.",
+                 "   at System.Net.NameResolutionPal.ProcessResult(SocketError errorCode)",
+                 "--- End of stack trace from previous location ---", "",
+                 "   --- End of inner exception stack trace ---"]
+    assert records([*aggregate, "done"]) == [aggregate, ["done"]]
+    assert records([*aggregate[:5], "done"]) == [aggregate[:4], [""], ["done"]]

@@ -27,6 +27,10 @@ _LOGGED = (
 #: Thread-1 (run):"), the one atexit prints for an exit function's exception ("Error in
 #: atexit._run_exitfuncs:"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
 #: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
+#: tornado's log formatter (tornado apps, Jupyter, JupyterHub): "[E 190919 21:36:03 web:2246] msg" or with its own
+#: date format "[E 2019-09-19 21:36:03.747 JupyterHub gen:974] msg", level E or C; it indents the traceback it
+#: logged under it by four spaces, every line
+_TORNADO = r"^\[[EC] \d[\d-]+ \d\d:\d\d:\d\d(?:\.\d+)? (?:\S+ )?[\w.]+:\d+\] "
 _HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z]|Error in atexit\._run_exitfuncs:$)"
 
 LANGUAGE = Language(
@@ -41,6 +45,8 @@ LANGUAGE = Language(
         # any other logger's line with its level as a word (Celery's "[date: ERROR/ForkPoolWorker-1] ...",
         # Airflow's "[date] {taskinstance.py:2905} ERROR - ..."), the traceback right after it
         (LEVEL_WORD, "logged", 2),
+        # tornado's line, "    Traceback ...", a frame
+        (_TORNADO, "tornado", 2),
         # the hook's line, "Traceback ...", a frame
         (_HOOK, "future", 2),
     ],
@@ -52,6 +58,11 @@ LANGUAGE = Language(
             (r"^future: <(?:Task|Future) ", "future", TENTATIVE),
         ],
         "future": [(_TRACEBACK, "first", TENTATIVE), (_GROUP, "first", TENTATIVE)],
+        # the traceback tornado indented: its first line, a frame, then every line indented by four or more
+        # (a blank line of a chained traceback too: the formatter indents it as well)
+        "tornado": [(r"^    Traceback \(most recent call last\):$", "tornado_first", TENTATIVE)],
+        "tornado_first": [(r'^\s+File "', "tornado_traceback")],
+        "tornado_traceback": [(r"^    ", "tornado_traceback")],
         "first": [(r'^\s+(?:File "|\| )', "traceback")],  # a traceback has a frame before its exception line
         # frames, source lines, carets and the "| " lines of exception groups are
         # indented; a new exception group's first line is not part of this one
