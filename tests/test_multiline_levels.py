@@ -91,3 +91,27 @@ def test_a_blank_line_before_the_end_of_an_inner_exception_s_trace_is_part_of_it
                  "   --- End of inner exception stack trace ---"]
     assert records([*aggregate, "done"]) == [aggregate, ["done"]]
     assert records([*aggregate[:5], "done"]) == [aggregate[:4], [""], ["done"]]
+
+
+# -- Node: an error inspected without its stack, a property broken over lines ------------------------------------
+
+BRACKETED = ["[TypeError: fetch failed] {", "  [cause]: Error: getaddrinfo ENOTFOUND db.example",
+             "      at GetAddrInfoReqWrap.onlookupall [as oncomplete] (node:dns:121:26) {", "    errno: -3008,",
+             "    code: 'ENOTFOUND'", "  }", "}"]
+INSPECTED = ["{ Error: \"value\" must be a string", "    at Object.exports.process (/app/joi.js:1:2)",
+             "  isJoi: true,", "  details: ", "   [ { message: '\"value\" must be a string',", "       path: [] } ],",
+             "  annotate: [Function] }"]
+
+
+def test_node_s_inspected_errors_with_their_properties_are_one_record() -> None:
+    assert records(["started", *BRACKETED, "done"]) == [["started"], BRACKETED, ["done"]]
+    assert records([*INSPECTED, "done"]) == [INSPECTED, ["done"]]
+
+
+def test_a_bracketed_line_or_an_open_property_alone_stays_itself() -> None:
+    # a bracketed line that names no error, or an error's without a frame within its lead
+    for first in ["[Config: loaded] {", "[TypeError: fetch failed] {"]:
+        lines = [first, "  retries: 3,", "  timeout: 5", "}", "done"]
+        assert records(lines) == alone(lines), first
+    # a property alone ends nothing but the object; the line after the closing brace is the next record's
+    assert records([*INSPECTED[:4], "GET / 200"]) == [INSPECTED[:4], ["GET / 200"]]

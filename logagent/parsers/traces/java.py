@@ -6,6 +6,7 @@ from __future__ import annotations
 from logagent.parsers.traces.shapes import (
     AT_FRAME,
     BLANK,
+    BRACKETED_FIRST,
     EXCEPTION,
     EXCEPTION_FIRST,
     INSPECTED_FIRST,
@@ -18,8 +19,8 @@ from logagent.parsers.traces.shapes import (
 )
 
 #: what a line of a Java exception's message never is: also Node's first lines of an error named by
-#: util.inspect and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
-NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|^\(node:\d+\) "
+#: util.inspect (with its name and constructor, or without its stack) and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
+NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|{BRACKETED_FIRST}|^\(node:\d+\) "
 #: a log line of level ERROR or WARN that may be followed by the exception it logged: logback's and Spring Boot's
 #: default layouts ("16:15:13.201 [main] ERROR c.x.Daemon - crashing!", "2026-12-02 10:00:00.001 ERROR [exec-1]
 #: c.x.Service - failed") and log4j 1's pattern of Spark, Hadoop and Kafka ("%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from logagent.parsers.traces.shapes import (
     AT_FRAME,
     BLANK,
+    BRACKETED_FIRST,
     END,
     EXCEPTION,
     INSPECTED_FIRST,
@@ -37,6 +38,9 @@ LANGUAGE = Language(
         (r"^\{ [\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: ", "inspected", 1),
         # util.inspect names an error whose constructor is not its name by both: "HttpError [Error]: x"
         (INSPECTED_FIRST, "error", 1),
+        # an error inspected without its stack, its cause after it: "[TypeError: fetch failed] {",
+        # "  [cause]: Error: getaddrinfo ENOTFOUND x", the cause's frames and properties, "}"
+        (BRACKETED_FIRST, "bracketed", 2),
     ],
     {
         "header": [(r"", "source", TENTATIVE)],  # the source line, if a caret follows
@@ -60,8 +64,17 @@ LANGUAGE = Language(
         "frames": [*_NODE_FRAMES, (r"^\(Use `node --trace-warnings \.\.\.` to show where the warning was created\)$", END)],
         "v8": _NODE_FRAMES,
         "properties": [(r"^\s+\S", "properties"), (r"^\}$", "frames")],
+        # the cause's line joins only with the cause's frame after it
+        "bracketed": [(r"^  \[cause\]: ", "bracketed_cause", TENTATIVE)],
+        "bracketed_cause": [(AT_FRAME, "properties")],
         "inspected": [(AT_FRAME, "inspected"), (r"^  [\w$]+: .*,$", "inspected_properties")],
-        "inspected_properties": [(r"^  [\w$]+: .*,$", "inspected_properties"), (r"^  [\w$]+: .* \}$", END)],
+        # a value util.inspect breaks over lines: the property alone ("  details: "), then its lines, indented deeper
+        "inspected_properties": [
+            (r"^  [\w$]+: .*,$", "inspected_properties"),
+            (r"^  [\w$]+: .* \}$", END),
+            (r"^  [\w$]+: ?$", "inspected_properties"),
+            (r"^   +\S", "inspected_properties"),
+        ],
         "tail": [(BLANK, "tail", TENTATIVE), (r"^Node\.js v\d+\S*$", END)],
     },
     2,  # "file.js:N", the source line, then a caret

@@ -79,6 +79,9 @@ def message_lines(
         following = f"{prefix}{number + 1}" if number + 1 < count else None
         states[f"{prefix}{number}"] = then + ([(line[0], following, TENTATIVE, *line[1:])] if following else [])
     return states
+#: an error util.inspect prints without its stack, its properties after it ("[TypeError: fetch failed] {"): a
+#: trace's first line, never a line of a message
+BRACKETED_FIRST = r"^\[[\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: .*\] \{$"
 #: an error util.inspect names by its constructor and its name, as Node.js prints it when they differ:
 #: "HttpError [Error]: x", "_0x45c9e2 [Error]: x" (a trace's first line, never a line of a message)
 INSPECTED_FIRST = r"^[\w$.]+ \[[\w$.]*(?:Error|Exception)\]: "
