@@ -115,3 +115,23 @@ def test_a_bracketed_line_or_an_open_property_alone_stays_itself() -> None:
         assert records(lines) == alone(lines), first
     # a property alone ends nothing but the object; the line after the closing brace is the next record's
     assert records([*INSPECTED[:4], "GET / 200"]) == [INSPECTED[:4], ["GET / 200"]]
+
+
+# -- loguru ----------------------------------------------------------------------------------------------------
+
+LOGURU = ["2024-01-02 10:00:00.123 | ERROR    | __main__:main:10 - sync failed", "Traceback (most recent call last):",
+          "", '> File "/app/w.py", line 8, in main', "    a / b", "    │   └ 0", "    └ 1", "",
+          "ZeroDivisionError: division by zero"]
+
+
+def test_loguru_s_line_and_traceback_with_blank_lines_and_values_are_one_record() -> None:
+    assert records([*LOGURU, "2024-01-02 10:00:01.000 | INFO     | __main__:main:12 - next"]) == [
+        LOGURU, ["2024-01-02 10:00:01.000 | INFO     | __main__:main:12 - next"]]
+    assert records([*LOGURU[1:], *LOGURU[1:]]) == [LOGURU[1:], LOGURU[1:]]
+
+
+def test_a_blank_line_after_a_frame_joins_only_if_a_frame_or_the_exception_follows() -> None:
+    cut = ["Traceback (most recent call last):", '  File "/app/w.py", line 8, in main', "    a / b"]
+    assert records([*cut, "", "GET / 200 in 2 ms", "done"]) == [cut, [""], ["GET / 200 in 2 ms"], ["done"]]
+    info = "2024-01-02 10:00:00.123 | INFO     | __main__:main:10 - retrying"
+    assert records([info, *LOGURU[1:]]) == [[info], LOGURU[1:]]

@@ -63,13 +63,24 @@ LANGUAGE = Language(
         "tornado": [(r"^    Traceback \(most recent call last\):$", "tornado_first", TENTATIVE)],
         "tornado_first": [(r'^\s+File "', "tornado_traceback")],
         "tornado_traceback": [(r"^    ", "tornado_traceback")],
-        "first": [(r'^\s+(?:File "|\| )', "traceback")],  # a traceback has a frame before its exception line
+        # a traceback has a frame before its exception line; loguru's (diagnose, its default) a blank line
+        # before each frame, a variable's values under the source line ("    │   └ 0"), "> File" for the frame
+        # that raised
+        "first": [(r'^\s+(?:File "|\| )|^> File "', "traceback"), (BLANK, "first", TENTATIVE)],
         # frames, source lines, carets and the "| " lines of exception groups are
         # indented; a new exception group's first line is not part of this one
         "traceback": [
             (r"^\s+\+-+$", "closed"),  # an exception group's last line (of a group in it: more may follow)
             (r"^\s+(?:[^\s+]|\+[^ ]|\+ [^E])", "traceback"),
+            (BLANK, "frame_gap", TENTATIVE),
             (r"^[A-Za-z_][\w.]*:\s*$", "message"),  # "RuntimeError: " and its message on the next line
+            (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
+        ],
+        # loguru's blank line between two frames, and before the exception line
+        "frame_gap": [
+            (BLANK, "frame_gap", TENTATIVE),
+            (r'^\s+File "|^> File "', "traceback"),
+            (r"^[A-Za-z_][\w.]*:\s*$", "message"),
             (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
         ],
         # after a group's last line: the next of its exceptions, or a chained traceback; not a log line

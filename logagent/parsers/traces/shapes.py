@@ -26,16 +26,16 @@ EXCEPTION_FIRST = (
 #: "15:23:29.201", klog's "I0709 15:23"): a new log line, never a line of a message
 TIMESTAMP_FIRST = r"^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d|[A-Z][a-z]{2} \d\d?, \d{4} |\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d)"
 #: a log line at an error level, whatever the logger's layout: the level as a word of its own after at most
-#: four tokens of the line's prefix (brackets, braces, a date, a time, a number) or inside its first bracket
-#: ("[ERROR] [09/14/2016 11:51:36.120] [akka://...] null", "SEVERE: Servlet.service() ... threw exception",
+#: four tokens of the line's prefix (brackets, braces, a date, a time, a number, loguru's "|") or inside its
+#: first bracket: "[ERROR] [09/14/2016 11:51:36.120] [akka://...] null", "SEVERE: Servlet.service() ...",
 #: "[app:10.0.93.182:0000] 2021-05-24 09:15:05.823 ERROR 13728 [] [main] ...", "[2025-09-03, 11:47:47 PKT]
-#: {taskinstance.py:2905} ERROR - ...", "[2018-02-07 16:50:15,479: ERROR/ForkPoolWorker-1] Task ..."). A
+#: {taskinstance.py:2905} ERROR - ...", "[2018-02-07 16:50:15,479: ERROR/ForkPoolWorker-1] Task ...". A
 #: trace's tables take it before the exception it logged, only when that exception follows at once. Not a
 #: word of the message ("INFO retry after ERROR - x"), nor a warning's level (an uncaught exception printed
 #: after an unrelated warning is likelier than after an unrelated error)
 _LEVEL = r"(?:ERROR|FATAL|SEVERE|CRITICAL)"
 LEVEL_WORD = (
-    rf"^(?:(?:\[[^\]]*\]|\{{[^}}]*\}}|[\d/:.,TZ+-]+)\s+){{0,4}}\[?{_LEVEL}(?:$|[\s\]):|/-])"
+    rf"^(?:(?:\[[^\]]*\]|\{{[^}}]*\}}|[\d/:.,TZ+|-]+)\s+){{0,4}}\[?{_LEVEL}(?:$|[\s\]):|/-])"
     rf"|^\[[^\]]*[\s:]{_LEVEL}[/\]]"
 )
 #: the header Fluent Bit's and detect-exceptions' java/js parsers take as a trace's start (a JS trace follows)
