@@ -47,8 +47,8 @@ def test_a_level_in_the_message_a_warning_or_a_line_between_leaves_the_line_itse
 # -- Go ---------------------------------------------------------------------------------------------------------
 
 DUMP = ["goroutine 18 [running]:", "main.printStack()", "\t/app/main.go:23 +0x40",
-        "created by main.main in goroutine 1", "\t/app/main.go:14 +0x2c", "", "goroutine 1 [semacquire]:", "sync.(*WaitGroup).Wait(0x140000021a0?)",
-        "\t/usr/local/go/src/sync/waitgroup.go:116 +0x74"]
+        "created by main.main in goroutine 1", "\t/app/main.go:14 +0x2c", "", "goroutine 1 [semacquire]:",
+        "sync.(*WaitGroup).Wait(0x140000021a0?)", "\t/usr/local/go/src/sync/waitgroup.go:116 +0x74"]
 
 
 def test_a_dump_of_goroutines_without_a_panic_is_one_record() -> None:
