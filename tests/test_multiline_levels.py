@@ -133,5 +133,6 @@ def test_loguru_s_line_and_traceback_with_blank_lines_and_values_are_one_record(
 def test_a_blank_line_after_a_frame_joins_only_if_a_frame_or_the_exception_follows() -> None:
     cut = ["Traceback (most recent call last):", '  File "/app/w.py", line 8, in main', "    a / b"]
     assert records([*cut, "", "GET / 200 in 2 ms", "done"]) == [cut, [""], ["GET / 200 in 2 ms"], ["done"]]
+    assert records([*cut, "", "done", "x"]) == [cut, [""], ["done"], ["x"]]
     info = "2024-01-02 10:00:00.123 | INFO     | __main__:main:10 - retrying"
     assert records([info, *LOGURU[1:]]) == [[info], LOGURU[1:]]

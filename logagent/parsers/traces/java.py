@@ -19,7 +19,8 @@ from logagent.parsers.traces.shapes import (
 )
 
 #: what a line of a Java exception's message never is: also Node's first lines of an error named by
-#: util.inspect (with its name and constructor, or without its stack) and of a process warning ("(node:7) UnhandledPromiseRejectionWarning: Error: x"), the next trace's
+#: util.inspect (with its name and constructor, or without its stack) and of a process warning ("(node:7)
+#: UnhandledPromiseRejectionWarning: Error: x"), the next trace's
 NOT_MESSAGE = rf"{_NOT_MESSAGE}|{INSPECTED_FIRST}|{BRACKETED_FIRST}|^\(node:\d+\) "
 #: a log line of level ERROR or WARN that may be followed by the exception it logged: logback's and Spring Boot's
 #: default layouts ("16:15:13.201 [main] ERROR c.x.Daemon - crashing!", "2026-12-02 10:00:00.001 ERROR [exec-1]

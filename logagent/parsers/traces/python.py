@@ -76,12 +76,13 @@ LANGUAGE = Language(
             (r"^[A-Za-z_][\w.]*:\s*$", "message"),  # "RuntimeError: " and its message on the next line
             (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
         ],
-        # loguru's blank line between two frames, and before the exception line
+        # loguru's blank line between two frames, and before the exception line (a class's name, CamelCase,
+        # perhaps in its module: a word after a cut traceback and a blank line is not taken)
         "frame_gap": [
             (BLANK, "frame_gap", TENTATIVE),
             (r'^\s+File "|^> File "', "traceback"),
-            (r"^[A-Za-z_][\w.]*:\s*$", "message"),
-            (r"^[A-Za-z_][\w.]*(?::.*)?$", "raised"),
+            (r"^(?:[a-z_]\w*\.)*[A-Z]\w*:\s*$", "message"),
+            (r"^(?:[a-z_]\w*\.)*[A-Z]\w*(?::.*)?$", "raised"),
         ],
         # after a group's last line: the next of its exceptions, or a chained traceback; not a log line
         "closed": [(r"^\s+(?:\||\+-)", "traceback"), (BLANK, "gap", TENTATIVE)],
