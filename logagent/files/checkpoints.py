@@ -323,11 +323,14 @@ class CheckpointStore:
         finally:
             self._writer_users -= 1
             if self._writer_users == 0 and self._writer is not None:
-                for task in (self._writer, self._syncing):
-                    if task is not None:
-                        task.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await task
+                self._writer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._writer
+                if self._syncing is not None:
+                    # an fsync'ed write in flight ends (its thread could not be stopped anyway), so the block
+                    # is left with every write it started done and counted
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await self._syncing
                 self._writer = self._syncing = None
                 self._changed = None
 
