@@ -22,15 +22,15 @@ _LOGGED = (
     r"|(?:Task|Future) exception was never retrieved$)"
 )
 
+#: tornado's log formatter (tornado apps, Jupyter, JupyterHub): "[E 190919 21:36:03 web:2246] msg" or with its own
+#: date format "[E 2019-09-19 21:36:03.747 JupyterHub gen:974] msg", level E or C; it indents the traceback it
+#: logged under it by four spaces, every line
+_TORNADO = r"^\[[EC] \d[\d-]+ \d\d:\d\d:\d\d(?:\.\d+)? (?:\S+ )?[\w.]+:\d+\] "
 #: the line before a traceback that threading.excepthook prints for a thread's uncaught exception
 #: ("Exception in thread worker:", since 3.10 with the target in the default name: "Exception in thread
 #: Thread-1 (run):"), the one atexit prints for an exit function's exception ("Error in
 #: atexit._run_exitfuncs:"), and the one sys.unraisablehook prints for an exception it cannot raise ("Exception
 #: ignored in: <function A.__del__ at 0x7f...>", 3.13's "Exception ignored while calling deallocator ...")
-#: tornado's log formatter (tornado apps, Jupyter, JupyterHub): "[E 190919 21:36:03 web:2246] msg" or with its own
-#: date format "[E 2019-09-19 21:36:03.747 JupyterHub gen:974] msg", level E or C; it indents the traceback it
-#: logged under it by four spaces, every line
-_TORNADO = r"^\[[EC] \d[\d-]+ \d\d:\d\d:\d\d(?:\.\d+)? (?:\S+ )?[\w.]+:\d+\] "
 _HOOK = r"^(?:Exception in thread .*:$|Exception ignored [a-z]|Error in atexit\._run_exitfuncs:$)"
 
 LANGUAGE = Language(

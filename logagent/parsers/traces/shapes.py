@@ -79,6 +79,8 @@ def message_lines(
         following = f"{prefix}{number + 1}" if number + 1 < count else None
         states[f"{prefix}{number}"] = then + ([(line[0], following, TENTATIVE, *line[1:])] if following else [])
     return states
+
+
 #: an error util.inspect prints without its stack, its properties after it ("[TypeError: fetch failed] {"): a
 #: trace's first line, never a line of a message
 BRACKETED_FIRST = r"^\[[\w$.]*(?:Error|Exception)(?: \[[\w.-]+\])?: .*\] \{$"
