@@ -77,9 +77,12 @@ LANGUAGE = Language(
         # an inner exception that is an AggregateException ends with its own last inner one's "<---", then
         # a line "<---" of its own
         "closed": [(r"^\s*<---$", "frames"), *_DOTNET_FRAMES],
-        # or the end of the inner exception's trace, after the blank line some runtimes leave after its
-        # "--- End of stack trace from previous location ---"
-        "inner": [(r"^\s*---> \(Inner Exception #\d+\) \S", "header"), (r"^\s*--- End of inner exception ", "frames")],
+        # after a blank line: an AggregateException's next inner exception, or the end of an inner exception's
+        # trace (some runtimes leave a blank line after its "--- End of stack trace from previous location ---")
+        "inner": [
+            (r"^\s*---> \(Inner Exception #\d+\) \S", "header"),
+            (r"^\s*--- End of inner exception ", "frames"),
+        ],
         # "    Severity: ERROR", ... (the last one of an AggregateException's inner exception ends in "<---")
         "data": [(r"^    [A-Z][A-Za-z]*: .*<---$", "closed"), (r"^    [A-Z][A-Za-z]*: ", "data"), *_DOTNET_FRAMES],
         # the header on the next line is held until a frame (or an inner exception) follows
